@@ -4,6 +4,7 @@ Run from the repository root:
 
     python3 benchmarks/bench_runtime.py                 # sizes 100, 10,000 and 100,000
     python3 benchmarks/bench_runtime.py --sizes 100 10000 --budget 0.2
+    python3 benchmarks/bench_runtime.py --sizes 100 --budget 0.2 --no-profile --instructions
 
 The generated side is `examples/sleep_tracking.env` compiled in memory with `envdsl.load` (so it
 measures the current compiler and runtime, not a stale compiled/ file), plus a tiny inline spec
@@ -42,6 +43,15 @@ pydantic_sleep_tracking.py, τ²-bench's database choice), and reset(task=...) o
 `init from` file is the state: the first load, and again after a call (a task loaded once is
 restored, not loaded again).
 
+`--instructions` adds the call rows counted in instructions at the smallest size, which the
+machine's load does not move (CPU time moves with it by tens of percent): one process under
+valgrind's callgrind runs each operation's calls on the generated env and on the guarded port in
+turns, each (operation, side) a segment of `--calls` calls that starts after a collection,
+between two `os.getppid()` calls at which callgrind dumps its counts
+(`--dump-before=getppid`). The ratio is of instructions, not time: what the CPU does per
+instruction (cache misses, branches) differs between the sides, so it is a steadier view of
+the same gap, not the goal's own measure.
+
 Last, the fixed costs of a generated query that the hand-written one does not pay (a trace
 entry, a fresh JSON dict of the result, the envelope, the thread-local size budget), each timed
 alone against the hand-written query: their sum is the floor of the query's ratio.
@@ -56,9 +66,13 @@ import datetime as dt
 import gc
 import io
 import json
+import os
 import platform
 import pstats
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -635,9 +649,10 @@ def fixed_costs(sleep_cls: type[Any], timer: Timer) -> list[str]:
     row = env.t_users.get(target)
     serialize = sleep_cls.TABLES["users"].row.serializer()
     arguments = {"user_id": target}
-    budget = limits.budget
+    per_thread = limits.per_thread
 
-    def budget_around() -> None:  # a call's size budget, set and cleared (thread-local)
+    def budget_around() -> None:  # a call's size budget: this thread's, set and cleared
+        budget = per_thread.budget
         budget.left = 10
         budget.left = None
 
@@ -662,6 +677,162 @@ def fixed_costs(sleep_cls: type[Any], timer: Timer) -> list[str]:
         lines.append(f"| {label} | {us(part_time)} | {part_time / hand_time:.2f} |")
     lines.append(f"| all four, in hand-written queries | | {total:.2f} |")
     return lines
+
+
+# ---- the call rows in instructions ----------------------------------------------------------------
+
+INSTRUCTION_CALLS = 400  # calls per segment (an update is half as many pairs)
+
+
+def call_segments(
+    sleep_cls: type[Any], wallet_cls: type[Any], n: int, calls: int
+) -> list[tuple[str, str]]:
+    """The call rows of `bench_size`, the generated env and the guarded port in turns, each
+    (operation, side) one segment between two `os.getppid()` calls: callgrind, told to dump
+    its counts before each (`--dump-before=getppid`), gives each segment's instructions. Every
+    operation is called once on each side before the first segment (first-call costs: plans,
+    caches); an insert's segment holds only the inserts, their deletes a segment of their own
+    (`undo`, not reported). Returns the segments' labels, in order."""
+    state = sleep_state(n)
+    gen = sleep_cls()
+    gen.reset(state=state)
+    guarded = GuardedSleepTrackingSystem()
+    guarded.load_state(state)
+    wallet_data = wallet_state(n)
+    gen_wallet = wallet_cls()
+    gen_wallet.reset(state=wallet_data)
+    guarded_wallet = GuardedWalletSystem()
+    guarded_wallet.load_state(wallet_data)
+    target = user_id(n // 2 + 1)
+    account = f"A{n // 2:06d}"
+    future = log_args(target, end="2024-06-02T06:40:00Z")
+    bad = log_args(target, quality="great")
+    spend = {"account_id": account, "amount": 10**6}
+
+    def repeat(env: Any, name: str, arguments: dict[str, Any], success: bool) -> Callable[[], Any]:
+        expect(env.call(name, arguments), success, f"{name}({arguments})")
+        call = env.call
+
+        def run() -> None:
+            for _ in range(calls):
+                call(name, arguments)
+
+        return run
+
+    def toggle(env: Any) -> Callable[[], Any]:
+        for status in ("suspended", "active"):
+            expect(env.call("set_status", {"user_id": target, "status": status}), True, "update")
+        suspend = {"user_id": target, "status": "suspended"}
+        activate = {"user_id": target, "status": "active"}
+
+        def run() -> None:
+            for _ in range(calls // 2):
+                env.call("set_status", suspend)
+                env.call("set_status", activate)
+
+        return run
+
+    inserted: dict[int, list[str]] = {}
+
+    def insert(env: Any) -> Callable[[], Any]:
+        def run() -> None:
+            made = inserted[id(env)] = []
+            for _ in range(calls):
+                made.append(env.call("add_sleep_log", log_args(target))["data"]["log_id"])
+
+        return run
+
+    def delete(env: Any) -> Callable[[], Any]:
+        def run() -> None:
+            for log_id in inserted.pop(id(env)):
+                expect(
+                    env.call("delete_sleep_log", {"log_id": log_id, "user_id": target}), True, "d"
+                )
+
+        return run
+
+    # in bench_size's order: the fresh late failure before any insert has succeeded
+    plan: list[tuple[str, str, Callable[[], Any]]] = [("marker", "", lambda: None)]
+    plan += [
+        ("query", side, repeat(env, "get_user", {"user_id": target}, True))
+        for side, env in (("generated", gen), ("guarded", guarded))
+    ]
+    plan += [
+        ("update", side, toggle(env)) for side, env in (("generated", gen), ("guarded", guarded))
+    ]
+    plan += [
+        ("late fail, fresh", side, repeat(env, "add_sleep_log", future, False))
+        for side, env in (("generated", gen), ("guarded", guarded))
+    ]
+    plan += [
+        ("bad args", side, repeat(env, "add_sleep_log", bad, False))
+        for side, env in (("generated", gen), ("guarded", guarded))
+    ]
+    for env in (gen, guarded):  # the first insert after reset skips the loaded keys
+        log_id = expect(env.call("add_sleep_log", log_args(target)), True, "insert")["data"][
+            "log_id"
+        ]
+        expect(env.call("delete_sleep_log", {"log_id": log_id, "user_id": target}), True, "d")
+    for side, env in (("generated", gen), ("guarded", guarded)):
+        plan += [("insert", side, insert(env)), ("undo", side, delete(env))]
+    plan += [
+        ("late fail", side, repeat(env, "add_sleep_log", future, False))
+        for side, env in (("generated", gen), ("guarded", guarded))
+    ]
+    plan += [
+        ("late fail 2", side, repeat(env, "spend", spend, False))
+        for side, env in (("generated", gen_wallet), ("guarded", guarded_wallet))
+    ]
+    for _, _, run in plan:
+        # each segment starts after a collection: a full one, which the objects the set-up
+        # left young would trigger by chance in one segment or another, is not a call's cost
+        gc.collect()
+        os.getppid()  # callgrind dumps the counts since the last dump: the collection
+        run()
+        os.getppid()  # and now the segment's
+    return [(op, side) for op, side, _ in plan]
+
+
+def instruction_rows(n: int, calls: int) -> dict[str, tuple[float, float]]:
+    """Per operation, instructions per call of the generated env and of the guarded port:
+    `--phase calls` under callgrind, one process (the machine's load does not move a count)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            "--dump-before=getppid",
+            f"--callgrind-out-file={tmp}/cg.%p",
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--phase",
+            "calls",
+            "--sizes",
+            str(n),
+            "--calls",
+            str(calls),
+        ]
+        env = dict(os.environ, PYTHONHASHSEED="0")
+        done = subprocess.run(command, capture_output=True, text=True, env=env, cwd=REPO)
+        if done.returncode != 0:
+            raise SystemExit(f"valgrind of --phase calls failed:\n{done.stderr[-2000:]}")
+        labels = json.loads(done.stdout.strip().splitlines()[-1])
+        dumps = sorted(Path(tmp).glob("cg.*.*"), key=lambda p: int(p.suffix[1:]))
+        totals = []
+        for dump in dumps:
+            found = re.search(r"^totals:\s+(\d+)", dump.read_text(), re.M)
+            totals.append(int(found.group(1)) if found else 0)
+    # dump k (from 1) holds what ran since the marker before it: dumps 1, 3, 5... the set-up
+    # and the collections, 2, 4, 6... the segments' runs (and a marker's own few
+    # instructions, which the empty first segment measures)
+    counts = dict(zip(map(tuple, labels), totals[1::2]))
+    floor = counts[("marker", "")]
+    return {
+        op: (
+            (counts[(op, "generated")] - floor) / calls,
+            (counts[(op, "guarded")] - floor) / calls,
+        )
+        for op, _ in OPERATIONS
+    }
 
 
 # ---- equivalence of the two implementations --------------------------------------------------------
@@ -865,6 +1036,28 @@ def verdict(results: dict[int, dict[str, Any]], sizes: list[int]) -> list[str]:
     return lines
 
 
+def load_classes() -> tuple[type[Any], type[Any]]:
+    """SleepTracking and the inline Wallet spec, compiled in memory."""
+    sleep_cls = envdsl.load(REPO / "examples" / "sleep_tracking.env")
+    with tempfile.TemporaryDirectory() as tmp:
+        spec = Path(tmp) / "wallet.env"
+        spec.write_text(WALLET_SPEC)
+        wallet_cls = envdsl.load(spec)
+    return sleep_cls, wallet_cls
+
+
+def instruction_report(counts: dict[str, tuple[float, float]], n: int, calls: int) -> list[str]:
+    lines = [
+        f"| operation, N={n:,} ({calls} calls a segment) | guarded instructions a call "
+        "| generated | generated / guarded |",
+        "|---|---:|---:|---:|",
+    ]
+    for op, _ in OPERATIONS:
+        gen, guarded = counts[op]
+        lines.append(f"| {op} | {guarded:,.0f} | {gen:,.0f} | {gen / guarded:.2f} |")
+    return lines
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=list(SIZES))
@@ -882,17 +1075,29 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="N = 100 and a tiny budget (keeps the script working)"
     )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the call rows in instructions at the smallest size (valgrind; slow)",
+    )
+    parser.add_argument(
+        "--calls", type=int, default=INSTRUCTION_CALLS, help="calls per counted segment"
+    )
+    parser.add_argument("--phase", choices=("calls",), help=argparse.SUPPRESS)
     options = parser.parse_args()
+    if options.phase == "calls":  # one process under callgrind: see instruction_rows
+        sleep_cls, wallet_cls = load_classes()
+        labels = call_segments(sleep_cls, wallet_cls, options.sizes[0], options.calls)
+        print(json.dumps(labels))
+        return
+    if options.instructions and shutil.which("valgrind") is None:
+        parser.error("--instructions needs valgrind on the PATH")
     if options.quick:
         options.sizes, options.budget, options.no_profile = [100], 0.01, True
     sizes = sorted(options.sizes)
 
     total = time.perf_counter()
-    sleep_cls = envdsl.load(REPO / "examples" / "sleep_tracking.env")
-    with tempfile.TemporaryDirectory() as tmp:
-        spec = Path(tmp) / "wallet.env"
-        spec.write_text(WALLET_SPEC)
-        wallet_cls = envdsl.load(spec)
+    sleep_cls, wallet_cls = load_classes()
     check_equivalence(sleep_cls)
 
     timer = Timer(options.budget, options.quick)
@@ -909,13 +1114,17 @@ def main() -> None:
 
     print(
         f"\nbench_runtime.py, {dt.date.today()}, Python {platform.python_version()}, "
-        f"{platform.machine()}, {len(__import__('os').sched_getaffinity(0))} cores\n"
+        f"{platform.machine()}, {len(os.sched_getaffinity(0))} cores\n"
     )
     print("\n".join(report(results, sizes)))
     print()
     print("\n".join(fixed_costs(sleep_cls, timer)))
     print("\nAgainst the goals (generated <= 2x the guarded hand-written; flat in N):")
     print("\n".join(verdict(results, sizes)))
+    if options.instructions:
+        counts = instruction_rows(sizes[0], options.calls)
+        print("\nThe call rows in instructions (callgrind, one process, the sides in turns):\n")
+        print("\n".join(instruction_report(counts, sizes[0], options.calls)))
 
     print(f"\ntotal {time.perf_counter() - total:.0f} s", file=sys.stderr)
 

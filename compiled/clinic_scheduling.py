@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import refused_transition as _refused_transition
 from envdsl.runtime.call_support import shared_unique as _shared_unique
@@ -20,11 +21,13 @@ from envdsl.runtime.call_support import (
     MIN_INT as _MIN_INT,
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
-    budget as _budget,
+    per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -94,7 +97,17 @@ class Speciality:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.code) + h.text_size(self.name)
+        v0, v1 = self.code, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 3 + len(v0) + len(v1)
+        return 1 + h.text_size(v0) + h.text_size(v1)
+
+
+def _new_Speciality(*, code: str, name: str) -> Speciality:
+    _made = object.__new__(Speciality)
+    _made.code = code
+    _made.name = name
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -104,7 +117,17 @@ class Dentist:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.dentist_id) + h.text_size(self.name)
+        v0, v1 = self.dentist_id, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 3 + len(v0) + len(v1)
+        return 1 + h.text_size(v0) + h.text_size(v1)
+
+
+def _new_Dentist(*, dentist_id: str, name: str) -> Dentist:
+    _made = object.__new__(Dentist)
+    _made.dentist_id = dentist_id
+    _made.name = name
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -115,12 +138,20 @@ class DentistSpeciality:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.text_size(self.link_id)
-            + h.stored_size(self.dentist)
-            + h.stored_size(self.speciality)
-        )
+        v0, v1, v2 = self.link_id, self.dentist, self.speciality
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + len(v2)
+        return 1 + h.text_size(v0) + h.stored_size(v1) + h.stored_size(v2)
+
+
+def _new_DentistSpeciality(
+    *, link_id: str = "", dentist: str, speciality: str
+) -> DentistSpeciality:
+    _made = object.__new__(DentistSpeciality)
+    _made.link_id = link_id
+    _made.dentist = dentist
+    _made.speciality = speciality
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -135,13 +166,27 @@ class WorkingHours:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            2
-            + h.text_size(self.hours_id)
-            + h.stored_size(self.dentist)
-            + h.int_size(self.opens)
-            + h.int_size(self.closes)
-        )
+        v0, v1, v2, v3 = self.hours_id, self.dentist, self.opens, self.closes
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 6 + len(v0) + len(v1)
+        return 2 + h.text_size(v0) + h.stored_size(v1) + h.int_size(v2) + h.int_size(v3)
+
+
+def _new_WorkingHours(
+    *, hours_id: str = "", dentist: str, day: Weekday, opens: int, closes: int
+) -> WorkingHours:
+    _made = object.__new__(WorkingHours)
+    _made.hours_id = hours_id
+    _made.dentist = dentist
+    _made.day = day
+    _made.opens = opens
+    _made.closes = closes
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -152,7 +197,18 @@ class Room:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.room_id) + h.text_size(self.name)
+        v0, v1 = self.room_id, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 4 + len(v0) + len(v1)
+        return 2 + h.text_size(v0) + h.text_size(v1)
+
+
+def _new_Room(*, room_id: str, name: str, has_xray: bool = False) -> Room:
+    _made = object.__new__(Room)
+    _made.room_id = room_id
+    _made.name = name
+    _made.has_xray = has_xray
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -165,13 +221,27 @@ class Treatment:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            2
-            + h.text_size(self.code)
-            + h.text_size(self.name)
-            + h.stored_size(self.speciality)
-            + h.int_size(self.duration_minutes)
-        )
+        v0, v1, v2, v3 = self.code, self.name, self.speciality, self.duration_minutes
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 6 + len(v0) + len(v1) + len(v2)
+        return 2 + h.text_size(v0) + h.text_size(v1) + h.stored_size(v2) + h.int_size(v3)
+
+
+def _new_Treatment(
+    *, code: str, name: str, speciality: str, duration_minutes: int, needs_xray: bool = False
+) -> Treatment:
+    _made = object.__new__(Treatment)
+    _made.code = code
+    _made.name = name
+    _made.speciality = speciality
+    _made.duration_minutes = duration_minutes
+    _made.needs_xray = needs_xray
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -184,14 +254,39 @@ class Patient:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.patient_id, self.name, self.phone, self.recall_months
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 5 + len(v0) + len(v1) + len(v2) + h.stored_size(self.last_visit)
         return (
             1
-            + h.text_size(self.patient_id)
-            + h.text_size(self.name)
-            + h.text_size(self.phone)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.int_size(v3)
             + h.stored_size(self.last_visit)
-            + h.int_size(self.recall_months)
         )
+
+
+def _new_Patient(
+    *,
+    patient_id: str = "",
+    name: str,
+    phone: str,
+    last_visit: datetime.date | None = None,
+    recall_months: int = 6,
+) -> Patient:
+    _made = object.__new__(Patient)
+    _made.patient_id = patient_id
+    _made.name = name
+    _made.phone = phone
+    _made.last_visit = last_visit
+    _made.recall_months = recall_months
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -210,16 +305,69 @@ class Appointment:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.appointment_id,
+            self.patient,
+            self.dentist,
+            self.room,
+            self.treatment,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+        ):
+            return (
+                10
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v4)
+                + h.stored_size(self.cancelled_at)
+                + h.stored_size(self.cancel_reason)
+            )
         return (
             5
-            + h.text_size(self.appointment_id)
-            + h.stored_size(self.patient)
-            + h.stored_size(self.dentist)
-            + h.stored_size(self.room)
-            + h.stored_size(self.treatment)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
+            + h.stored_size(v3)
+            + h.stored_size(v4)
             + h.stored_size(self.cancelled_at)
             + h.stored_size(self.cancel_reason)
         )
+
+
+def _new_Appointment(
+    *,
+    appointment_id: str = "",
+    patient: str,
+    dentist: str,
+    room: str,
+    treatment: str,
+    start: datetime.datetime,
+    end: datetime.datetime,
+    status: AppointmentStatus = AppointmentStatus.requested,
+    booked_at: datetime.datetime,
+    cancelled_at: datetime.datetime | None = None,
+    cancel_reason: str | None = None,
+) -> Appointment:
+    _made = object.__new__(Appointment)
+    _made.appointment_id = appointment_id
+    _made.patient = patient
+    _made.dentist = dentist
+    _made.room = room
+    _made.treatment = treatment
+    _made.start = start
+    _made.end = end
+    _made.status = status
+    _made.booked_at = booked_at
+    _made.cancelled_at = cancelled_at
+    _made.cancel_reason = cancel_reason
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -233,13 +381,35 @@ class Reminder:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.reminder_id, self.patient, self.message
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 6 + len(v0) + len(v1) + len(v2) + h.stored_size(self.appointment)
         return (
             3
-            + h.text_size(self.reminder_id)
-            + h.stored_size(self.patient)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.text_size(v2)
             + h.stored_size(self.appointment)
-            + h.text_size(self.message)
         )
+
+
+def _new_Reminder(
+    *,
+    reminder_id: str = "",
+    patient: str,
+    kind: ReminderKind,
+    appointment: str | None = None,
+    sent_at: datetime.datetime,
+    message: str,
+) -> Reminder:
+    _made = object.__new__(Reminder)
+    _made.reminder_id = reminder_id
+    _made.patient = patient
+    _made.kind = kind
+    _made.appointment = appointment
+    _made.sent_at = sent_at
+    _made.message = message
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -250,7 +420,18 @@ class Slot(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 3 + h.text_size(self.room_id)
+        v0 = self.room_id
+        if len(v0) <= _MAX_STR:
+            return 4 + len(v0)
+        return 3 + h.text_size(v0)
+
+
+def _new_Slot(*, start: datetime.datetime, end: datetime.datetime, room_id: str) -> Slot:
+    _made = object.__new__(Slot)
+    _made.start = start
+    _made.end = end
+    _made.room_id = room_id
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -262,13 +443,33 @@ class DentistProfile(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1 = self.dentist_id, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return (
+                3
+                + len(v0)
+                + len(v1)
+                + h.stored_size(self.specialities)
+                + h.stored_size(self.working_days)
+            )
         return (
             1
-            + h.text_size(self.dentist_id)
-            + h.text_size(self.name)
+            + h.text_size(v0)
+            + h.text_size(v1)
             + h.stored_size(self.specialities)
             + h.stored_size(self.working_days)
         )
+
+
+def _new_DentistProfile(
+    *, dentist_id: str, name: str, specialities: list[str], working_days: list[Weekday]
+) -> DentistProfile:
+    _made = object.__new__(DentistProfile)
+    _made.dentist_id = dentist_id
+    _made.name = name
+    _made.specialities = specialities
+    _made.working_days = working_days
+    return _made
 
 
 def _to_json_Speciality(value: Speciality) -> dict[str, Any]:
@@ -3285,51 +3486,27 @@ class ClinicSchedulingEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_specialities(self) -> rt.Table[Speciality]:
-        table: rt.Table[Speciality] = self._tables["specialities"]
-        return table
-
-    @property
-    def t_dentists(self) -> rt.Table[Dentist]:
-        table: rt.Table[Dentist] = self._tables["dentists"]
-        return table
-
-    @property
-    def t_dentist_specialities(self) -> rt.Table[DentistSpeciality]:
-        table: rt.Table[DentistSpeciality] = self._tables["dentist_specialities"]
-        return table
-
-    @property
-    def t_working_hours(self) -> rt.Table[WorkingHours]:
-        table: rt.Table[WorkingHours] = self._tables["working_hours"]
-        return table
-
-    @property
-    def t_rooms(self) -> rt.Table[Room]:
-        table: rt.Table[Room] = self._tables["rooms"]
-        return table
-
-    @property
-    def t_treatments(self) -> rt.Table[Treatment]:
-        table: rt.Table[Treatment] = self._tables["treatments"]
-        return table
-
-    @property
-    def t_patients(self) -> rt.Table[Patient]:
-        table: rt.Table[Patient] = self._tables["patients"]
-        return table
-
-    @property
-    def t_appointments(self) -> rt.Table[Appointment]:
-        table: rt.Table[Appointment] = self._tables["appointments"]
-        return table
-
-    @property
-    def t_reminders(self) -> rt.Table[Reminder]:
-        table: rt.Table[Reminder] = self._tables["reminders"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "specialities": "t_specialities",
+        "dentists": "t_dentists",
+        "dentist_specialities": "t_dentist_specialities",
+        "working_hours": "t_working_hours",
+        "rooms": "t_rooms",
+        "treatments": "t_treatments",
+        "patients": "t_patients",
+        "appointments": "t_appointments",
+        "reminders": "t_reminders",
+    }
+    t_specialities: rt.Table[Speciality]
+    t_dentists: rt.Table[Dentist]
+    t_dentist_specialities: rt.Table[DentistSpeciality]
+    t_working_hours: rt.Table[WorkingHours]
+    t_rooms: rt.Table[Room]
+    t_treatments: rt.Table[Treatment]
+    t_patients: rt.Table[Patient]
+    t_appointments: rt.Table[Appointment]
+    t_reminders: rt.Table[Reminder]
 
     @property
     def s_now(self) -> datetime.datetime:
@@ -3350,7 +3527,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_list_dentists(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_dentists (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_dentists:
+        if not _ARGUMENTS_list_dentists.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         speciality_code: str | None
         given_speciality_code = given.get("speciality_code", _MISSING)
@@ -3373,7 +3550,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3388,7 +3565,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_dentists", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3420,7 +3603,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3435,7 +3618,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_treatments", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3461,7 +3650,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_get_working_hours(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_working_hours (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_working_hours:
+        if not _ARGUMENTS_get_working_hours.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -3482,7 +3671,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3497,7 +3686,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_working_hours", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3530,7 +3725,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_find_free_slots(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for find_free_slots (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_find_free_slots:
+        if not _ARGUMENTS_find_free_slots.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -3574,7 +3769,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3591,7 +3786,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("find_free_slots", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3618,7 +3819,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_get_dentist_schedule(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_dentist_schedule (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_dentist_schedule:
+        if not _ARGUMENTS_get_dentist_schedule.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -3644,7 +3845,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3659,7 +3860,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_dentist_schedule", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3685,7 +3892,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_find_patients(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for find_patients (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_find_patients:
+        if not _ARGUMENTS_find_patients.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         name: str
         given_name = given.get("name", _MISSING)
@@ -3700,7 +3907,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3715,7 +3922,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("find_patients", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3748,7 +3961,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_get_patient_appointments(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_patient_appointments (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_patient_appointments:
+        if not _ARGUMENTS_get_patient_appointments.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         patient_id: str
         given_patient_id = given.get("patient_id", _MISSING)
@@ -3779,7 +3992,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3796,7 +4009,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_patient_appointments", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3824,7 +4043,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_get_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_appointment:
+        if not _ARGUMENTS_get_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -3845,7 +4064,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3872,32 +4091,39 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3931,7 +4157,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_register_patient(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for register_patient (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_register_patient:
+        if not _ARGUMENTS_register_patient.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         name: str
         given_name = given.get("name", _MISSING)
@@ -3964,7 +4190,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3985,21 +4211,29 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["patient_id"]) + len(data["name"]) + len(data["phone"])
-            v = data["last_visit"]
-            if v is not None:
-                total += len(v)
+            total = 5
             v = data["recall_months"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 4 * _MAX_STR > size_budget:
+                total += len(data["patient_id"]) + len(data["name"]) + len(data["phone"])
+                v = data["last_visit"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("register_patient", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4052,7 +4286,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_book_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for book_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_book_appointment:
+        if not _ARGUMENTS_book_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         patient_id: str
         given_patient_id = given.get("patient_id", _MISSING)
@@ -4135,7 +4369,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4161,18 +4395,34 @@ class ClinicSchedulingEnv(rt.Environment):
             data = (
                 {
                     "appointment_id": result.appointment_id,
-                    "booked_at": _format_datetime(result.booked_at),
+                    "booked_at": (
+                        given_start
+                        if result.booked_at is start and canonical_start
+                        else _format_datetime(result.booked_at)
+                    ),
                     "cancel_reason": result.cancel_reason,
                     "cancelled_at": (
                         None
                         if result.cancelled_at is None
-                        else _format_datetime(result.cancelled_at)
+                        else (
+                            given_start
+                            if result.cancelled_at is start and canonical_start
+                            else _format_datetime(result.cancelled_at)
+                        )
                     ),
                     "dentist": result.dentist,
-                    "end": _format_datetime(result.end),
+                    "end": (
+                        given_start
+                        if result.end is start and canonical_start
+                        else _format_datetime(result.end)
+                    ),
                     "patient": result.patient,
                     "room": result.room,
-                    "start": _format_datetime(result.start),
+                    "start": (
+                        given_start
+                        if result.start is start and canonical_start
+                        else _format_datetime(result.start)
+                    ),
                     "status": result.status._value_,
                     "treatment": result.treatment,
                 }
@@ -4180,32 +4430,39 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("book_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4231,7 +4488,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_confirm_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for confirm_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_confirm_appointment:
+        if not _ARGUMENTS_confirm_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4252,7 +4509,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4269,7 +4526,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
@@ -4294,32 +4551,39 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("confirm_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4358,7 +4622,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_reschedule_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for reschedule_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_reschedule_appointment:
+        if not _ARGUMENTS_reschedule_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4417,7 +4681,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4436,24 +4700,40 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
                 {
                     "appointment_id": result.appointment_id,
-                    "booked_at": _format_datetime(result.booked_at),
+                    "booked_at": (
+                        given_new_start
+                        if result.booked_at is new_start and canonical_new_start
+                        else _format_datetime(result.booked_at)
+                    ),
                     "cancel_reason": result.cancel_reason,
                     "cancelled_at": (
                         None
                         if result.cancelled_at is None
-                        else _format_datetime(result.cancelled_at)
+                        else (
+                            given_new_start
+                            if result.cancelled_at is new_start and canonical_new_start
+                            else _format_datetime(result.cancelled_at)
+                        )
                     ),
                     "dentist": result.dentist,
-                    "end": _format_datetime(result.end),
+                    "end": (
+                        given_new_start
+                        if result.end is new_start and canonical_new_start
+                        else _format_datetime(result.end)
+                    ),
                     "patient": result.patient,
                     "room": result.room,
-                    "start": _format_datetime(result.start),
+                    "start": (
+                        given_new_start
+                        if result.start is new_start and canonical_new_start
+                        else _format_datetime(result.start)
+                    ),
                     "status": result.status._value_,
                     "treatment": result.treatment,
                 }
@@ -4461,32 +4741,39 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("reschedule_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4523,7 +4810,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_cancel_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for cancel_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_cancel_appointment:
+        if not _ARGUMENTS_cancel_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4564,7 +4851,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4583,7 +4870,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
@@ -4608,32 +4895,39 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("cancel_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4659,7 +4953,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_check_in_patient(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_in_patient (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_in_patient:
+        if not _ARGUMENTS_check_in_patient.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4680,7 +4974,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4697,7 +4991,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
@@ -4722,32 +5016,39 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_in_patient", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4773,7 +5074,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_complete_appointment(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for complete_appointment (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_complete_appointment:
+        if not _ARGUMENTS_complete_appointment.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4794,7 +5095,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4833,32 +5134,39 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("complete_appointment", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4884,7 +5192,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_mark_no_show(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for mark_no_show (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_mark_no_show:
+        if not _ARGUMENTS_mark_no_show.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         appointment_id: str
         given_appointment_id = given.get("appointment_id", _MISSING)
@@ -4905,7 +5213,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4922,7 +5230,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_3")  # clinic_scheduling.env:274
             table = self._tables["appointments"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "appointments" else None
+                row = table._rows.get(key) if touched_table == "appointments" else None
                 if row is not None and not self._inv_4_row(row):
                     self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = (
@@ -4947,32 +5255,39 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                11
-                + len(data["appointment_id"])
-                + len(data["patient"])
-                + len(data["dentist"])
-                + len(data["room"])
-                + len(data["treatment"])
-                + len(data["start"])
-                + len(data["end"])
-                + len(data["status"])
-                + len(data["booked_at"])
-            )
-            v = data["cancelled_at"]
-            if v is not None:
-                total += len(v)
-            v = data["cancel_reason"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 11
+            if total + 11 * _MAX_STR > size_budget:
+                total += (
+                    len(data["appointment_id"])
+                    + len(data["patient"])
+                    + len(data["dentist"])
+                    + len(data["room"])
+                    + len(data["treatment"])
+                    + len(data["start"])
+                    + len(data["end"])
+                    + len(data["status"])
+                    + len(data["booked_at"])
+                )
+                v = data["cancelled_at"]
+                if v is not None:
+                    total += len(v)
+                v = data["cancel_reason"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("mark_no_show", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4998,7 +5313,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_advance_clock(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for advance_clock (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_advance_clock:
+        if not _ARGUMENTS_advance_clock.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         to: datetime.datetime
         canonical_to = False  # the argument is its own trace text
@@ -5025,13 +5340,11 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
             result = self._impl_advance_clock(to=to)
-            if self._touched:
-                self._verify_rows()
             if not self._inv_4():
                 self._env_invariant_failed("_inv_4")  # clinic_scheduling.env:284
             data = rt.DATETIME.to_json(result) if result is not None else None
@@ -5044,7 +5357,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("advance_clock", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5083,7 +5402,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_set_working_hours(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for set_working_hours (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_set_working_hours:
+        if not _ARGUMENTS_set_working_hours.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -5104,9 +5423,12 @@ class ClinicSchedulingEnv(rt.Environment):
         if given_day is _MISSING:
             return None  # the generic parser says so
         member_day = SPEC_Weekday.by_value.get(given_day) if type(given_day) is str else None
-        day = (
-            member_day if member_day is not None else SPEC_Weekday.from_json(given_day, "day")
-        )  # clinic_scheduling.env:571
+        if member_day is not None:
+            day = member_day
+        elif type(given_day) is str:
+            raise SPEC_Weekday.mismatch(given_day, "day")  # clinic_scheduling.env:571
+        else:
+            day = SPEC_Weekday.from_json(given_day, "day")  # clinic_scheduling.env:571
         opens: str
         given_opens = given.get("opens", _MISSING)
         if given_opens is _MISSING:
@@ -5133,7 +5455,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -5156,21 +5478,29 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["hours_id"]) + len(data["dentist"]) + len(data["day"])
+            total = 5
             v = data["opens"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["closes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["hours_id"]) + len(data["dentist"]) + len(data["day"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("set_working_hours", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5199,7 +5529,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_add_dentist_speciality(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_dentist_speciality (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_dentist_speciality:
+        if not _ARGUMENTS_add_dentist_speciality.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -5234,7 +5564,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -5255,15 +5585,23 @@ class ClinicSchedulingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 3 + len(data["link_id"]) + len(data["dentist"]) + len(data["speciality"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 3
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["link_id"]) + len(data["dentist"]) + len(data["speciality"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_dentist_speciality", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5295,7 +5633,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _call_remove_dentist_speciality(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for remove_dentist_speciality (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_remove_dentist_speciality:
+        if not _ARGUMENTS_remove_dentist_speciality.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         dentist_id: str
         given_dentist_id = given.get("dentist_id", _MISSING)
@@ -5330,7 +5668,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -5347,7 +5685,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("remove_dentist_speciality", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5381,7 +5725,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -5398,7 +5742,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("send_appointment_reminders", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5432,7 +5782,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -5449,7 +5799,13 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("send_recall_reminders", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -5707,7 +6063,7 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_list_dentists(self, speciality_code: str | None) -> list[DentistProfile]:
         return [
-            DentistProfile(
+            _new_DentistProfile(
                 dentist_id=d.dentist_id,
                 name=d.name,
                 specialities=sorted(
@@ -5740,10 +6096,9 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _impl_get_working_hours(self, dentist_id: str) -> list[WorkingHours]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=0
-            )  # clinic_scheduling.env:325
-        self._hit(0)
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 0)  # clinic_scheduling.env:325
+        if self.coverage is not None:
+            self._hit(0)
         return sorted(
             [h_ for h_ in self._it(self.t_working_hours.rows()) if (h_.dentist == dentist_id)],
             key=(lambda h_3: h.list_index(list(Weekday), h_3.day)),
@@ -5753,16 +6108,16 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, treatment_code: str, day: datetime.date
     ) -> list[Slot]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=1
-            )  # clinic_scheduling.env:340
-        self._hit(1)
-        t = self.t_treatments.get(treatment_code)
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 1)  # clinic_scheduling.env:340
+        if self.coverage is not None:
+            self._hit(1)
+        t = self.t_treatments._rows.get(treatment_code)
         if t is None:
             raise rt.Fail(
-                ("no treatment " + h.to_str(treatment_code)), site=2
+                ("no treatment " + h.to_str(treatment_code)), 2
             )  # clinic_scheduling.env:341
-        self._hit(2)
+        if self.coverage is not None:
+            self._hit(2)
         if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
             raise rt.Fail(
                 (
@@ -5773,9 +6128,10 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(t.speciality)
                     + ")"
                 ),
-                site=3,
+                3,
             )  # clinic_scheduling.env:342
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         h_ = self._fn_hours_on(dentist_id=dentist_id, d=day)
         if h_ is None:
             raise rt.Fail(
@@ -5785,9 +6141,10 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(self._fn_weekday_of(d=day))
                     + "s"
                 ),
-                site=4,
+                4,
             )  # clinic_scheduling.env:344
-        self._hit(4)
+        if self.coverage is not None:
+            self._hit(4)
         slots: list[Slot] = []
         length: datetime.timedelta = h.minutes(t.duration_minutes)
         for i in self._it(self._range(h.floordiv((h_.closes - h_.opens), C_SLOT_MINUTES))):
@@ -5818,17 +6175,17 @@ class ClinicSchedulingEnv(rt.Environment):
                 self._grow(slots)
                 slots.append(
                     self._own(
-                        slots, Slot(start=start, end=(start + length), room_id=h.unwrap(r_).room_id)
+                        slots,
+                        _new_Slot(start=start, end=(start + length), room_id=h.unwrap(r_).room_id),
                     )
                 )
         return slots
 
     def _impl_get_dentist_schedule(self, dentist_id: str, day: datetime.date) -> list[Appointment]:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=5
-            )  # clinic_scheduling.env:373
-        self._hit(5)
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 5)  # clinic_scheduling.env:373
+        if self.coverage is not None:
+            self._hit(5)
         return sorted(
             [
                 a
@@ -5849,10 +6206,9 @@ class ClinicSchedulingEnv(rt.Environment):
         self, patient_id: str, include_past: bool
     ) -> list[Appointment]:
         if not (patient_id in self.t_patients):
-            raise rt.Fail(
-                ("no patient " + h.to_str(patient_id)), site=6
-            )  # clinic_scheduling.env:397
-        self._hit(6)
+            raise rt.Fail(("no patient " + h.to_str(patient_id)), 6)  # clinic_scheduling.env:397
+        if self.coverage is not None:
+            self._hit(6)
         return sorted(
             [
                 a
@@ -5863,29 +6219,35 @@ class ClinicSchedulingEnv(rt.Environment):
         )
 
     def _impl_get_appointment(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=7
+                ("no appointment " + h.to_str(appointment_id)), 7
             )  # clinic_scheduling.env:406
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         return a
 
     def _impl_register_patient(self, name: str, phone: str, recall_months: int) -> Patient:
         if not (name.strip() != ""):
-            raise rt.Fail("give the patient's name", site=8)  # clinic_scheduling.env:420
-        self._hit(8)
+            raise rt.Fail("give the patient's name", 8)  # clinic_scheduling.env:420
+        if self.coverage is not None:
+            self._hit(8)
         if not (1 <= recall_months <= 24):
             raise rt.Fail(
-                ("recall_months must be 1 to 24, not " + h.to_str(recall_months)), site=9
+                ("recall_months must be 1 to 24, not " + h.to_str(recall_months)), 9
             )  # clinic_scheduling.env:421
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         if not (not any(((p.phone == phone) for p in self._it(self.t_patients.rows())))):
             raise rt.Fail(
-                ("a patient with phone " + h.to_str(phone) + " is already registered"), site=10
+                ("a patient with phone " + h.to_str(phone) + " is already registered"), 10
             )  # clinic_scheduling.env:422
-        self._hit(10)
-        return self._insert_patients(Patient(name=name, phone=phone, recall_months=recall_months))
+        if self.coverage is not None:
+            self._hit(10)
+        return self._insert_patients(
+            _new_Patient(name=name, phone=phone, recall_months=recall_months)
+        )
 
     def _impl_book_appointment(
         self,
@@ -5896,45 +6258,48 @@ class ClinicSchedulingEnv(rt.Environment):
         room_id: str,
     ) -> Appointment:
         if not (patient_id in self.t_patients):
-            raise rt.Fail(
-                ("no patient " + h.to_str(patient_id)), site=11
-            )  # clinic_scheduling.env:437
-        self._hit(11)
-        d = self.t_dentists.get(dentist_id)
+            raise rt.Fail(("no patient " + h.to_str(patient_id)), 11)  # clinic_scheduling.env:437
+        if self.coverage is not None:
+            self._hit(11)
+        d = self.t_dentists._rows.get(dentist_id)
         if d is None:
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=12
-            )  # clinic_scheduling.env:438
-        self._hit(12)
-        t = self.t_treatments.get(treatment_code)
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 12)  # clinic_scheduling.env:438
+        if self.coverage is not None:
+            self._hit(12)
+        t = self.t_treatments._rows.get(treatment_code)
         if t is None:
             raise rt.Fail(
-                ("no treatment " + h.to_str(treatment_code)), site=13
+                ("no treatment " + h.to_str(treatment_code)), 13
             )  # clinic_scheduling.env:439
-        self._hit(13)
-        r = self.t_rooms.get(room_id)
+        if self.coverage is not None:
+            self._hit(13)
+        r = self.t_rooms._rows.get(room_id)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(room_id)), site=14)  # clinic_scheduling.env:440
-        self._hit(14)
+            raise rt.Fail(("no room " + h.to_str(room_id)), 14)  # clinic_scheduling.env:440
+        if self.coverage is not None:
+            self._hit(14)
         if not (start > self.s_now):
             raise rt.Fail(
-                "appointments cannot be booked in the past", site=15
+                "appointments cannot be booked in the past", 15
             )  # clinic_scheduling.env:441
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         if not (h.mod(self._fn_minute_of_day(t=start), C_SLOT_MINUTES) == 0):
             raise rt.Fail(
                 (
                     "appointments start on the quarter hour, not at "
                     + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=start)))
                 ),
-                site=16,
+                16,
             )  # clinic_scheduling.env:442
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         if not self._fn_qualified(dentist_id=dentist_id, speciality=t.speciality):
             raise rt.Fail(
-                (h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), site=17
+                (h.to_str(d.name) + " is not qualified for " + h.to_str(t.name)), 17
             )  # clinic_scheduling.env:444
-        self._hit(17)
+        if self.coverage is not None:
+            self._hit(17)
         end: datetime.datetime = start + h.minutes(t.duration_minutes)
         if not self._fn_within_hours(dentist_id=dentist_id, start=start, end=end):
             raise rt.Fail(
@@ -5948,14 +6313,16 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(self._fn_hhmm(minute=self._fn_minute_of_day(t=end)))
                     + ")"
                 ),
-                site=18,
+                18,
             )  # clinic_scheduling.env:446
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         if not self._fn_dentist_free(dentist_id=dentist_id, start=start, end=end, except_id=""):
             raise rt.Fail(
-                (h.to_str(d.name) + " already has an appointment then"), site=19
+                (h.to_str(d.name) + " already has an appointment then"), 19
             )  # clinic_scheduling.env:448
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not self._fn_room_suits(r=r, t=t):
             raise rt.Fail(
                 (
@@ -5964,16 +6331,16 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(r.name)
                     + " has none"
                 ),
-                site=20,
+                20,
             )  # clinic_scheduling.env:450
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         if not self._fn_room_free(room_id=room_id, start=start, end=end, except_id=""):
-            raise rt.Fail(
-                (h.to_str(r.name) + " is taken then"), site=21
-            )  # clinic_scheduling.env:451
-        self._hit(21)
+            raise rt.Fail((h.to_str(r.name) + " is taken then"), 21)  # clinic_scheduling.env:451
+        if self.coverage is not None:
+            self._hit(21)
         return self._insert_appointments(
-            Appointment(
+            _new_Appointment(
                 patient=patient_id,
                 dentist=dentist_id,
                 room=room_id,
@@ -5985,39 +6352,42 @@ class ClinicSchedulingEnv(rt.Environment):
         )
 
     def _impl_confirm_appointment(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=22
+                ("no appointment " + h.to_str(appointment_id)), 22
             )  # clinic_scheduling.env:467
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         if not (a.status == AppointmentStatus.requested):
             raise rt.Fail(
-                ("the appointment is " + h.to_str(a.status) + ", not requested"), site=23
+                ("the appointment is " + h.to_str(a.status) + ", not requested"), 23
             )  # clinic_scheduling.env:468
-        self._hit(23)
+        if self.coverage is not None:
+            self._hit(23)
         if not (a.start > self.s_now):
-            raise rt.Fail(
-                "the appointment has already started", site=24
-            )  # clinic_scheduling.env:470
-        self._hit(24)
+            raise rt.Fail("the appointment has already started", 24)  # clinic_scheduling.env:470
+        if self.coverage is not None:
+            self._hit(24)
         self._write_appointments_status(a, AppointmentStatus.confirmed)
         return a
 
     def _impl_reschedule_appointment(
         self, appointment_id: str, new_start: datetime.datetime, room_id: str | None
     ) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=25
+                ("no appointment " + h.to_str(appointment_id)), 25
             )  # clinic_scheduling.env:483
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         if not self._fn_is_upcoming(a=a):
             raise rt.Fail(
-                ("a " + h.to_str(a.status) + " appointment cannot be moved"), site=26
+                ("a " + h.to_str(a.status) + " appointment cannot be moved"), 26
             )  # clinic_scheduling.env:484
-        self._hit(26)
+        if self.coverage is not None:
+            self._hit(26)
         if not self._fn_can_be_changed_by_patient(a=a):
             raise rt.Fail(
                 (
@@ -6025,34 +6395,37 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(C_CANCEL_NOTICE_HOURS)
                     + " hours before they start"
                 ),
-                site=27,
+                27,
             )  # clinic_scheduling.env:485
-        self._hit(27)
+        if self.coverage is not None:
+            self._hit(27)
         if not (new_start > self.s_now):
             raise rt.Fail(
-                "appointments cannot be moved into the past", site=28
+                "appointments cannot be moved into the past", 28
             )  # clinic_scheduling.env:487
-        self._hit(28)
+        if self.coverage is not None:
+            self._hit(28)
         if not (h.mod(self._fn_minute_of_day(t=new_start), C_SLOT_MINUTES) == 0):
-            raise rt.Fail(
-                "appointments start on the quarter hour", site=29
-            )  # clinic_scheduling.env:488
-        self._hit(29)
+            raise rt.Fail("appointments start on the quarter hour", 29)  # clinic_scheduling.env:488
+        if self.coverage is not None:
+            self._hit(29)
         new_room: str = (
             h.unwrap(room_id) if (room_id is not None) else self.t_rooms.row(a.room).room_id
         )
-        r = self.t_rooms.get(new_room)
+        r = self.t_rooms._rows.get(new_room)
         if r is None:
-            raise rt.Fail(("no room " + h.to_str(new_room)), site=30)  # clinic_scheduling.env:491
-        self._hit(30)
+            raise rt.Fail(("no room " + h.to_str(new_room)), 30)  # clinic_scheduling.env:491
+        if self.coverage is not None:
+            self._hit(30)
         end: datetime.datetime = new_start + h.minutes(
             self.t_treatments.row(a.treatment).duration_minutes
         )
         if not self._fn_within_hours(dentist_id=a.dentist, start=new_start, end=end):
             raise rt.Fail(
-                (h.to_str(self.t_dentists.row(a.dentist).name) + " does not work then"), site=31
+                (h.to_str(self.t_dentists.row(a.dentist).name) + " does not work then"), 31
             )  # clinic_scheduling.env:493
-        self._hit(31)
+        if self.coverage is not None:
+            self._hit(31)
         if not self._fn_dentist_free(
             dentist_id=a.dentist, start=new_start, end=end, except_id=appointment_id
         ):
@@ -6061,16 +6434,16 @@ class ClinicSchedulingEnv(rt.Environment):
                     h.to_str(self.t_dentists.row(a.dentist).name)
                     + " already has an appointment then"
                 ),
-                site=32,
+                32,
             )  # clinic_scheduling.env:494
-        self._hit(32)
+        if self.coverage is not None:
+            self._hit(32)
         if not self._fn_room_free(
             room_id=new_room, start=new_start, end=end, except_id=appointment_id
         ):
-            raise rt.Fail(
-                (h.to_str(r.name) + " is taken then"), site=33
-            )  # clinic_scheduling.env:496
-        self._hit(33)
+            raise rt.Fail((h.to_str(r.name) + " is taken then"), 33)  # clinic_scheduling.env:496
+        if self.coverage is not None:
+            self._hit(33)
         self._write_appointments_start(a, new_start)
         self._write_appointments_end(a, end)
         self._write_appointments_room(a, new_room)
@@ -6079,20 +6452,23 @@ class ClinicSchedulingEnv(rt.Environment):
     def _impl_cancel_appointment(
         self, appointment_id: str, reason: str, by_clinic: bool
     ) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=34
+                ("no appointment " + h.to_str(appointment_id)), 34
             )  # clinic_scheduling.env:510
-        self._hit(34)
+        if self.coverage is not None:
+            self._hit(34)
         if not self._fn_is_upcoming(a=a):
             raise rt.Fail(
-                ("a " + h.to_str(a.status) + " appointment cannot be cancelled"), site=35
+                ("a " + h.to_str(a.status) + " appointment cannot be cancelled"), 35
             )  # clinic_scheduling.env:511
-        self._hit(35)
+        if self.coverage is not None:
+            self._hit(35)
         if not (reason.strip() != ""):
-            raise rt.Fail("give a reason", site=36)  # clinic_scheduling.env:512
-        self._hit(36)
+            raise rt.Fail("give a reason", 36)  # clinic_scheduling.env:512
+        if self.coverage is not None:
+            self._hit(36)
         if not (by_clinic or self._fn_can_be_changed_by_patient(a=a)):
             raise rt.Fail(
                 (
@@ -6100,80 +6476,91 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(C_CANCEL_NOTICE_HOURS)
                     + " hours before they start"
                 ),
-                site=37,
+                37,
             )  # clinic_scheduling.env:513
-        self._hit(37)
+        if self.coverage is not None:
+            self._hit(37)
         self._write_appointments_status(a, AppointmentStatus.cancelled)
         self._write_appointments_cancelled_at(a, self.s_now)
         self._write_appointments_cancel_reason(a, reason)
         return a
 
     def _impl_check_in_patient(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=38
+                ("no appointment " + h.to_str(appointment_id)), 38
             )  # clinic_scheduling.env:526
-        self._hit(38)
+        if self.coverage is not None:
+            self._hit(38)
         if not (a.status == AppointmentStatus.confirmed):
             raise rt.Fail(
-                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=39
+                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), 39
             )  # clinic_scheduling.env:527
-        self._hit(39)
+        if self.coverage is not None:
+            self._hit(39)
         if not (self.s_now >= (a.start - h.minutes(C_EARLY_CHECK_IN_MINUTES))):
-            raise rt.Fail("too early to check in", site=40)  # clinic_scheduling.env:529
-        self._hit(40)
+            raise rt.Fail("too early to check in", 40)  # clinic_scheduling.env:529
+        if self.coverage is not None:
+            self._hit(40)
         if not (self.s_now < a.end):
-            raise rt.Fail("the appointment time is over", site=41)  # clinic_scheduling.env:530
-        self._hit(41)
+            raise rt.Fail("the appointment time is over", 41)  # clinic_scheduling.env:530
+        if self.coverage is not None:
+            self._hit(41)
         self._write_appointments_status(a, AppointmentStatus.checked_in)
         return a
 
     def _impl_complete_appointment(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=42
+                ("no appointment " + h.to_str(appointment_id)), 42
             )  # clinic_scheduling.env:538
-        self._hit(42)
+        if self.coverage is not None:
+            self._hit(42)
         if not (a.status == AppointmentStatus.checked_in):
             raise rt.Fail(
-                ("the appointment is " + h.to_str(a.status) + ", not checked in"), site=43
+                ("the appointment is " + h.to_str(a.status) + ", not checked in"), 43
             )  # clinic_scheduling.env:539
-        self._hit(43)
+        if self.coverage is not None:
+            self._hit(43)
         if not (self.s_now >= a.start):
-            raise rt.Fail("the treatment has not started yet", site=44)  # clinic_scheduling.env:541
-        self._hit(44)
+            raise rt.Fail("the treatment has not started yet", 44)  # clinic_scheduling.env:541
+        if self.coverage is not None:
+            self._hit(44)
         self._write_appointments_status(a, AppointmentStatus.completed)
         _tmp1 = self.t_patients.row(a.patient)
         self._write_patients_last_visit(_tmp1, h.date_of(a.start))
         return a
 
     def _impl_mark_no_show(self, appointment_id: str) -> Appointment:
-        a = self.t_appointments.get(appointment_id)
+        a = self.t_appointments._rows.get(appointment_id)
         if a is None:
             raise rt.Fail(
-                ("no appointment " + h.to_str(appointment_id)), site=45
+                ("no appointment " + h.to_str(appointment_id)), 45
             )  # clinic_scheduling.env:551
-        self._hit(45)
+        if self.coverage is not None:
+            self._hit(45)
         if not (a.status == AppointmentStatus.confirmed):
             raise rt.Fail(
-                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), site=46
+                ("the appointment is " + h.to_str(a.status) + ", not confirmed"), 46
             )  # clinic_scheduling.env:552
-        self._hit(46)
+        if self.coverage is not None:
+            self._hit(46)
         if not (self.s_now >= (a.start + h.minutes(C_NO_SHOW_GRACE_MINUTES))):
             raise rt.Fail(
-                ("wait until " + h.to_str(C_NO_SHOW_GRACE_MINUTES) + " minutes after the start"),
-                site=47,
+                ("wait until " + h.to_str(C_NO_SHOW_GRACE_MINUTES) + " minutes after the start"), 47
             )  # clinic_scheduling.env:554
-        self._hit(47)
+        if self.coverage is not None:
+            self._hit(47)
         self._write_appointments_status(a, AppointmentStatus.no_show)
         return a
 
     def _impl_advance_clock(self, to: datetime.datetime) -> datetime.datetime:
         if not (to >= self.s_now):
-            raise rt.Fail("the clock cannot go back", site=48)  # clinic_scheduling.env:562
-        self._hit(48)
+            raise rt.Fail("the clock cannot go back", 48)  # clinic_scheduling.env:562
+        if self.coverage is not None:
+            self._hit(48)
         self._set_scalar("now", to)
         return self.s_now
 
@@ -6181,10 +6568,9 @@ class ClinicSchedulingEnv(rt.Environment):
         self, dentist_id: str, day: Weekday, opens: str, closes: str
     ) -> WorkingHours:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=49
-            )  # clinic_scheduling.env:577
-        self._hit(49)
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 49)  # clinic_scheduling.env:577
+        if self.coverage is not None:
+            self._hit(49)
         from_minute: int = self._fn_parse_hhmm(s=opens)
         to_minute: int = self._fn_parse_hhmm(s=closes)
         if not (0 <= from_minute < to_minute <= 1440):
@@ -6196,9 +6582,10 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(closes)
                     + ")"
                 ),
-                site=50,
+                50,
             )  # clinic_scheduling.env:580
-        self._hit(50)
+        if self.coverage is not None:
+            self._hit(50)
         outside: list[str] = [
             a.appointment_id
             for a in self._it(self.t_appointments.rows())
@@ -6224,9 +6611,10 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(h.join(", ", sorted(outside)))
                     + "); move or cancel them first"
                 ),
-                site=51,
+                51,
             )  # clinic_scheduling.env:593
-        self._hit(51)
+        if self.coverage is not None:
+            self._hit(51)
         h_: WorkingHours | None = h.first(
             (
                 x
@@ -6241,29 +6629,30 @@ class ClinicSchedulingEnv(rt.Environment):
             self._write_working_hours_closes(_tmp3, to_minute)
             return h.unwrap(h_)
         return self._insert_working_hours(
-            WorkingHours(dentist=dentist_id, day=day, opens=from_minute, closes=to_minute)
+            _new_WorkingHours(dentist=dentist_id, day=day, opens=from_minute, closes=to_minute)
         )
 
     def _impl_add_dentist_speciality(
         self, dentist_id: str, speciality_code: str
     ) -> DentistSpeciality:
         if not (dentist_id in self.t_dentists):
-            raise rt.Fail(
-                ("no dentist " + h.to_str(dentist_id)), site=52
-            )  # clinic_scheduling.env:611
-        self._hit(52)
+            raise rt.Fail(("no dentist " + h.to_str(dentist_id)), 52)  # clinic_scheduling.env:611
+        if self.coverage is not None:
+            self._hit(52)
         if not (speciality_code in self.t_specialities):
             raise rt.Fail(
-                ("no speciality " + h.to_str(speciality_code)), site=53
+                ("no speciality " + h.to_str(speciality_code)), 53
             )  # clinic_scheduling.env:612
-        self._hit(53)
+        if self.coverage is not None:
+            self._hit(53)
         if not (not self._fn_qualified(dentist_id=dentist_id, speciality=speciality_code)):
             raise rt.Fail(
-                "the dentist already has this speciality", site=54
+                "the dentist already has this speciality", 54
             )  # clinic_scheduling.env:613
-        self._hit(54)
+        if self.coverage is not None:
+            self._hit(54)
         return self._insert_dentist_specialities(
-            DentistSpeciality(dentist=dentist_id, speciality=speciality_code)
+            _new_DentistSpeciality(dentist=dentist_id, speciality=speciality_code)
         )
 
     def _impl_remove_dentist_speciality(self, dentist_id: str, speciality_code: str) -> str:
@@ -6276,9 +6665,10 @@ class ClinicSchedulingEnv(rt.Environment):
         )
         if l is None:
             raise rt.Fail(
-                (h.to_str(dentist_id) + " has no speciality " + h.to_str(speciality_code)), site=55
+                (h.to_str(dentist_id) + " has no speciality " + h.to_str(speciality_code)), 55
             )  # clinic_scheduling.env:625
-        self._hit(55)
+        if self.coverage is not None:
+            self._hit(55)
         needed: list[str] = [
             a.appointment_id
             for a in self._it(self.t_appointments.rows())
@@ -6299,9 +6689,10 @@ class ClinicSchedulingEnv(rt.Environment):
                     + h.to_str(h.join(", ", sorted(needed)))
                     + "); move or cancel them first"
                 ),
-                site=56,
+                56,
             )  # clinic_scheduling.env:636
-        self._hit(56)
+        if self.coverage is not None:
+            self._hit(56)
         self._delete("dentist_specialities", l.link_id)
         return h.to_str(speciality_code) + " removed from " + h.to_str(dentist_id)
 
@@ -6321,7 +6712,7 @@ class ClinicSchedulingEnv(rt.Environment):
             self._grow(sent)
             sent.append(
                 self._insert_reminders(
-                    Reminder(
+                    _new_Reminder(
                         patient=a.patient,
                         kind=ReminderKind.appointment,
                         appointment=a.appointment_id,
@@ -6374,7 +6765,7 @@ class ClinicSchedulingEnv(rt.Environment):
             self._grow(sent)
             sent.append(
                 self._insert_reminders(
-                    Reminder(
+                    _new_Reminder(
                         patient=p.patient_id,
                         kind=ReminderKind.recall,
                         sent_at=self.s_now,
@@ -6395,47 +6786,53 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "specialities",
             [
-                Speciality(code="GEN", name="General dentistry"),
-                Speciality(code="HYG", name="Dental hygiene"),
+                _new_Speciality(code="GEN", name="General dentistry"),
+                _new_Speciality(code="HYG", name="Dental hygiene"),
             ],
         )
         self.load_rows(
             "dentists",
-            [Dentist(dentist_id="D1", name="Dr. Holm"), Dentist(dentist_id="D2", name="Dr. Lind")],
+            [
+                _new_Dentist(dentist_id="D1", name="Dr. Holm"),
+                _new_Dentist(dentist_id="D2", name="Dr. Lind"),
+            ],
         )
         self.load_rows(
             "dentist_specialities",
             [
-                DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
-                DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="HYG"),
+                _new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
+                _new_DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="HYG"),
             ],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.tuesday, opens=480, closes=1020
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0002", dentist="D2", day=Weekday.tuesday, opens=480, closes=720
                 ),
             ],
         )
         self.load_rows(
             "rooms",
-            [Room(room_id="R1", name="Room 1", has_xray=True), Room(room_id="R2", name="Room 2")],
+            [
+                _new_Room(room_id="R1", name="Room 1", has_xray=True),
+                _new_Room(room_id="R2", name="Room 2"),
+            ],
         )
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
                     duration_minutes=30,
                     needs_xray=True,
                 ),
-                Treatment(
+                _new_Treatment(
                     code="HYG-CLEAN", name="Hygiene cleaning", speciality="HYG", duration_minutes=45
                 ),
             ],
@@ -6443,20 +6840,20 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "patients",
             [
-                Patient(
+                _new_Patient(
                     patient_id="P-0001",
                     name="Nora Berg",
                     phone="+46 70 111 22 33",
                     last_visit=h.date("2023-11-20"),
                 ),
-                Patient(patient_id="P-0002", name="Ivan Sok", phone="+46 70 444 55 66"),
-                Patient(patient_id="P-0003", name="Lea Falk", phone="+46 70 777 88 99"),
+                _new_Patient(patient_id="P-0002", name="Ivan Sok", phone="+46 70 444 55 66"),
+                _new_Patient(patient_id="P-0003", name="Lea Falk", phone="+46 70 777 88 99"),
             ],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0002",
                     dentist="D2",
@@ -6467,7 +6864,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.confirmed,
                     booked_at=h.datetime("2024-06-01T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0003",
                     dentist="D1",
@@ -6546,47 +6943,50 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _init_move_filling_keep_checkup(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-06-10T10:00:00Z"))
-        self.load_rows("specialities", [Speciality(code="GEN", name="General dentistry")])
-        self.load_rows("dentists", [Dentist(dentist_id="D1", name="Dr. Holm")])
+        self.load_rows("specialities", [_new_Speciality(code="GEN", name="General dentistry")])
+        self.load_rows("dentists", [_new_Dentist(dentist_id="D1", name="Dr. Holm")])
         self.load_rows(
             "dentist_specialities",
-            [DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
+            [_new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.tuesday, opens=480, closes=960
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0002", dentist="D1", day=Weekday.thursday, opens=480, closes=960
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0003", dentist="D1", day=Weekday.friday, opens=480, closes=720
                 ),
             ],
         )
-        self.load_rows("rooms", [Room(room_id="R1", name="Room 1", has_xray=True)])
+        self.load_rows("rooms", [_new_Room(room_id="R1", name="Room 1", has_xray=True)])
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
                     duration_minutes=30,
                     needs_xray=True,
                 ),
-                Treatment(code="FILLING", name="Filling", speciality="GEN", duration_minutes=60),
+                _new_Treatment(
+                    code="FILLING", name="Filling", speciality="GEN", duration_minutes=60
+                ),
             ],
         )
         self.load_rows(
-            "patients", [Patient(patient_id="P-0002", name="Ola Dahl", phone="+46 70 222 33 44")]
+            "patients",
+            [_new_Patient(patient_id="P-0002", name="Ola Dahl", phone="+46 70 222 33 44")],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0002",
                     dentist="D1",
@@ -6597,7 +6997,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.confirmed,
                     booked_at=h.datetime("2024-05-02T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0002",
                     dentist="D1",
@@ -6639,28 +7039,28 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _init_monday_reminders(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-06-28T17:00:00Z"))
-        self.load_rows("specialities", [Speciality(code="GEN", name="General dentistry")])
-        self.load_rows("dentists", [Dentist(dentist_id="D1", name="Dr. Holm")])
+        self.load_rows("specialities", [_new_Speciality(code="GEN", name="General dentistry")])
+        self.load_rows("dentists", [_new_Dentist(dentist_id="D1", name="Dr. Holm")])
         self.load_rows(
             "dentist_specialities",
-            [DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
+            [_new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.tuesday, opens=480, closes=960
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0002", dentist="D1", day=Weekday.friday, opens=480, closes=960
                 ),
             ],
         )
-        self.load_rows("rooms", [Room(room_id="R1", name="Room 1", has_xray=True)])
+        self.load_rows("rooms", [_new_Room(room_id="R1", name="Room 1", has_xray=True)])
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
@@ -6672,31 +7072,31 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "patients",
             [
-                Patient(
+                _new_Patient(
                     patient_id="P-0001",
                     name="Nora Berg",
                     phone="1",
                     last_visit=h.date("2023-12-15"),
                 ),
-                Patient(
+                _new_Patient(
                     patient_id="P-0002", name="Ivan Sok", phone="2", last_visit=h.date("2024-01-20")
                 ),
-                Patient(
+                _new_Patient(
                     patient_id="P-0003", name="Lea Falk", phone="3", last_visit=h.date("2023-11-01")
                 ),
-                Patient(
+                _new_Patient(
                     patient_id="P-0004",
                     name="Omar Nils",
                     phone="4",
                     last_visit=h.date("2023-10-01"),
                 ),
-                Patient(patient_id="P-0005", name="Sara Vik", phone="5"),
+                _new_Patient(patient_id="P-0005", name="Sara Vik", phone="5"),
             ],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0003",
                     dentist="D1",
@@ -6707,7 +7107,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.requested,
                     booked_at=h.datetime("2024-06-20T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0002",
                     dentist="D1",
@@ -6723,7 +7123,7 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "reminders",
             [
-                Reminder(
+                _new_Reminder(
                     reminder_id="REM-0001",
                     patient="P-0004",
                     kind=ReminderKind.recall,
@@ -6772,47 +7172,53 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "specialities",
             [
-                Speciality(code="GEN", name="General dentistry"),
-                Speciality(code="HYG", name="Dental hygiene"),
+                _new_Speciality(code="GEN", name="General dentistry"),
+                _new_Speciality(code="HYG", name="Dental hygiene"),
             ],
         )
         self.load_rows(
             "dentists",
-            [Dentist(dentist_id="D1", name="Dr. Holm"), Dentist(dentist_id="D2", name="Dr. Lind")],
+            [
+                _new_Dentist(dentist_id="D1", name="Dr. Holm"),
+                _new_Dentist(dentist_id="D2", name="Dr. Lind"),
+            ],
         )
         self.load_rows(
             "dentist_specialities",
             [
-                DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
-                DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="HYG"),
+                _new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
+                _new_DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="HYG"),
             ],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.tuesday, opens=480, closes=1020
                 ),
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0002", dentist="D2", day=Weekday.tuesday, opens=480, closes=720
                 ),
             ],
         )
         self.load_rows(
             "rooms",
-            [Room(room_id="R1", name="Room 1", has_xray=True), Room(room_id="R2", name="Room 2")],
+            [
+                _new_Room(room_id="R1", name="Room 1", has_xray=True),
+                _new_Room(room_id="R2", name="Room 2"),
+            ],
         )
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
                     duration_minutes=30,
                     needs_xray=True,
                 ),
-                Treatment(
+                _new_Treatment(
                     code="HYG-CLEAN", name="Hygiene cleaning", speciality="HYG", duration_minutes=45
                 ),
             ],
@@ -6820,19 +7226,19 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "patients",
             [
-                Patient(
+                _new_Patient(
                     patient_id="P-0001",
                     name="Nora Berg",
                     phone="1",
                     last_visit=h.date("2023-11-20"),
                 ),
-                Patient(patient_id="P-0002", name="Ivan Sok", phone="2"),
+                _new_Patient(patient_id="P-0002", name="Ivan Sok", phone="2"),
             ],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0001",
                     dentist="D1",
@@ -6843,7 +7249,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.confirmed,
                     booked_at=h.datetime("2024-06-01T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0002",
                     dentist="D2",
@@ -6882,31 +7288,34 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "specialities",
             [
-                Speciality(code="GEN", name="General dentistry"),
-                Speciality(code="ENDO", name="Endodontics"),
+                _new_Speciality(code="GEN", name="General dentistry"),
+                _new_Speciality(code="ENDO", name="Endodontics"),
             ],
         )
-        self.load_rows("dentists", [Dentist(dentist_id="D1", name="Dr. Holm")])
+        self.load_rows("dentists", [_new_Dentist(dentist_id="D1", name="Dr. Holm")])
         self.load_rows(
             "dentist_specialities",
-            [DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
+            [_new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN")],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D1", day=Weekday.wednesday, opens=480, closes=1020
                 )
             ],
         )
         self.load_rows(
             "rooms",
-            [Room(room_id="R1", name="Room 1"), Room(room_id="R2", name="Room 2", has_xray=True)],
+            [
+                _new_Room(room_id="R1", name="Room 1"),
+                _new_Room(room_id="R2", name="Room 2", has_xray=True),
+            ],
         )
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="ROOT-CANAL",
                     name="Root canal treatment",
                     speciality="ENDO",
@@ -6915,7 +7324,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 )
             ],
         )
-        self.load_rows("patients", [Patient(patient_id="P-0003", name="Lea Falk", phone="3")])
+        self.load_rows("patients", [_new_Patient(patient_id="P-0003", name="Lea Falk", phone="3")])
 
     def _solve_root_canal_after_certification(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -6976,53 +7385,57 @@ class ClinicSchedulingEnv(rt.Environment):
         self.load_rows(
             "specialities",
             [
-                Speciality(code="GEN", name="General dentistry"),
-                Speciality(code="HYG", name="Dental hygiene"),
+                _new_Speciality(code="GEN", name="General dentistry"),
+                _new_Speciality(code="HYG", name="Dental hygiene"),
             ],
         )
         self.load_rows(
             "dentists",
-            [Dentist(dentist_id="D1", name="Dr. Holm"), Dentist(dentist_id="D2", name="Dr. Lind")],
+            [
+                _new_Dentist(dentist_id="D1", name="Dr. Holm"),
+                _new_Dentist(dentist_id="D2", name="Dr. Lind"),
+            ],
         )
         self.load_rows(
             "dentist_specialities",
             [
-                DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
-                DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="GEN"),
-                DentistSpeciality(link_id="DS-0003", dentist="D2", speciality="HYG"),
+                _new_DentistSpeciality(link_id="DS-0001", dentist="D1", speciality="GEN"),
+                _new_DentistSpeciality(link_id="DS-0002", dentist="D2", speciality="GEN"),
+                _new_DentistSpeciality(link_id="DS-0003", dentist="D2", speciality="HYG"),
             ],
         )
         self.load_rows(
             "working_hours",
             [
-                WorkingHours(
+                _new_WorkingHours(
                     hours_id="WH-0001", dentist="D2", day=Weekday.tuesday, opens=480, closes=720
                 )
             ],
         )
-        self.load_rows("rooms", [Room(room_id="R1", name="Room 1", has_xray=True)])
+        self.load_rows("rooms", [_new_Room(room_id="R1", name="Room 1", has_xray=True)])
         self.load_rows(
             "treatments",
             [
-                Treatment(
+                _new_Treatment(
                     code="CHECKUP",
                     name="Check-up",
                     speciality="GEN",
                     duration_minutes=30,
                     needs_xray=True,
                 ),
-                Treatment(
+                _new_Treatment(
                     code="HYG-CLEAN", name="Hygiene cleaning", speciality="HYG", duration_minutes=45
                 ),
             ],
         )
         self.load_rows(
-            "patients", [Patient(patient_id="P-0001", name="Nora Berg", phone="+46 70 111 22 33")]
+            "patients",
+            [_new_Patient(patient_id="P-0001", name="Nora Berg", phone="+46 70 111 22 33")],
         )
         self.load_rows(
             "appointments",
             [
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0001",
                     patient="P-0001",
                     dentist="D2",
@@ -7033,7 +7446,7 @@ class ClinicSchedulingEnv(rt.Environment):
                     status=AppointmentStatus.confirmed,
                     booked_at=h.datetime("2024-06-01T09:00:00Z"),
                 ),
-                Appointment(
+                _new_Appointment(
                     appointment_id="APT-0002",
                     patient="P-0001",
                     dentist="D2",
@@ -7330,7 +7743,16 @@ class ClinicSchedulingEnv(rt.Environment):
         old = row.status
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("appointments", row.appointment_id, row, "status", old)
+        key = row.appointment_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "appointments", key, row, "status", old))
+        touched = self._touched
+        originals = touched.get(("appointments", key))
+        if originals is None:
+            touched[("appointments", key)] = {"status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("status", old)
         row.status = value
 
     def _write_appointments_start(self, row: Appointment, value: datetime.datetime) -> None:
@@ -7338,7 +7760,16 @@ class ClinicSchedulingEnv(rt.Environment):
         old = row.start
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("appointments", row.appointment_id, row, "start", old)
+        key = row.appointment_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "appointments", key, row, "start", old))
+        touched = self._touched
+        originals = touched.get(("appointments", key))
+        if originals is None:
+            touched[("appointments", key)] = {"start": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("start", old)
         row.start = value
 
     def _write_appointments_end(self, row: Appointment, value: datetime.datetime) -> None:
@@ -7346,7 +7777,16 @@ class ClinicSchedulingEnv(rt.Environment):
         old = row.end
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("appointments", row.appointment_id, row, "end", old)
+        key = row.appointment_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "appointments", key, row, "end", old))
+        touched = self._touched
+        originals = touched.get(("appointments", key))
+        if originals is None:
+            touched[("appointments", key)] = {"end": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("end", old)
         row.end = value
 
     def _write_appointments_room(self, row: Appointment, value: str) -> None:
@@ -7355,7 +7795,16 @@ class ClinicSchedulingEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("appointments", row.appointment_id, row, "room", old)
+        key = row.appointment_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "appointments", key, row, "room", old))
+        touched = self._touched
+        originals = touched.get(("appointments", key))
+        if originals is None:
+            touched[("appointments", key)] = {"room": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("room", old)
         self._reindex("appointments", row, "room", old, value)
         row.room = value
 
@@ -7366,7 +7815,16 @@ class ClinicSchedulingEnv(rt.Environment):
         old = row.cancelled_at
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("appointments", row.appointment_id, row, "cancelled_at", old)
+        key = row.appointment_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "appointments", key, row, "cancelled_at", old))
+        touched = self._touched
+        originals = touched.get(("appointments", key))
+        if originals is None:
+            touched[("appointments", key)] = {"cancelled_at": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("cancelled_at", old)
         row.cancelled_at = value
 
     def _write_appointments_cancel_reason(self, row: Appointment, value: str | None) -> None:
@@ -7374,8 +7832,18 @@ class ClinicSchedulingEnv(rt.Environment):
         old = row.cancel_reason
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("appointments", row.appointment_id, row, "cancel_reason", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.appointment_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "appointments", key, row, "cancel_reason", old))
+        touched = self._touched
+        originals = touched.get(("appointments", key))
+        if originals is None:
+            touched[("appointments", key)] = {"cancel_reason": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("cancel_reason", old)
         row.cancel_reason = value
 
     def _write_patients_last_visit(self, row: Patient, value: datetime.date | None) -> None:
@@ -7383,7 +7851,16 @@ class ClinicSchedulingEnv(rt.Environment):
         old = row.last_visit
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("patients", row.patient_id, row, "last_visit", old)
+        key = row.patient_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "patients", key, row, "last_visit", old))
+        touched = self._touched
+        originals = touched.get(("patients", key))
+        if originals is None:
+            touched[("patients", key)] = {"last_visit": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("last_visit", old)
         row.last_visit = value
 
     def _write_working_hours_opens(self, row: WorkingHours, value: int) -> None:
@@ -7391,8 +7868,18 @@ class ClinicSchedulingEnv(rt.Environment):
         old = row.opens
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("working_hours", row.hours_id, row, "opens", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.hours_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "working_hours", key, row, "opens", old))
+        touched = self._touched
+        originals = touched.get(("working_hours", key))
+        if originals is None:
+            touched[("working_hours", key)] = {"opens": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("opens", old)
         row.opens = value
 
     def _write_working_hours_closes(self, row: WorkingHours, value: int) -> None:
@@ -7400,8 +7887,18 @@ class ClinicSchedulingEnv(rt.Environment):
         old = row.closes
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("working_hours", row.hours_id, row, "closes", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.hours_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "working_hours", key, row, "closes", old))
+        touched = self._touched
+        originals = touched.get(("working_hours", key))
+        if originals is None:
+            touched[("working_hours", key)] = {"closes": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("closes", old)
         row.closes = value
 
     def _insert_patients(self, row: Patient) -> Patient:
@@ -7410,13 +7907,27 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.patient_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "patients", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "patients", counter))
+            while True:
+                counter += 1
+                key = "P-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.patient_id = key
-        if key in table:
-            raise rt.Fail(f"Patient {key!r} already exists", rule="key: Patient")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"Patient {key!r} already exists", rule="key: Patient")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "patients", key))
@@ -7429,13 +7940,27 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.appointment_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "appointments", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "appointments", counter))
+            while True:
+                counter += 1
+                key = "APT-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.appointment_id = key
-        if key in table:
-            raise rt.Fail(f"Appointment {key!r} already exists", rule="key: Appointment")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"Appointment {key!r} already exists", rule="key: Appointment")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "appointments", key))
@@ -7448,13 +7973,27 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.hours_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "working_hours", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "working_hours", counter))
+            while True:
+                counter += 1
+                key = "WH-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.hours_id = key
-        if key in table:
-            raise rt.Fail(f"WorkingHours {key!r} already exists", rule="key: WorkingHours")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"WorkingHours {key!r} already exists", rule="key: WorkingHours")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "working_hours", key))
@@ -7467,15 +8006,29 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.link_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "dentist_specialities", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "dentist_specialities", counter))
+            while True:
+                counter += 1
+                key = "DS-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.link_id = key
-        if key in table:
-            raise rt.Fail(
-                f"DentistSpeciality {key!r} already exists", rule="key: DentistSpeciality"
-            )
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(
+                    f"DentistSpeciality {key!r} already exists", rule="key: DentistSpeciality"
+                )
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "dentist_specialities", key))
@@ -7488,13 +8041,27 @@ class ClinicSchedulingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.reminder_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "reminders", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "reminders", counter))
+            while True:
+                counter += 1
+                key = "REM-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.reminder_id = key
-        if key in table:
-            raise rt.Fail(f"Reminder {key!r} already exists", rule="key: Reminder")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"Reminder {key!r} already exists", rule="key: Reminder")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "reminders", key))
@@ -7503,161 +8070,160 @@ class ClinicSchedulingEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        value: tuple[Any, ...]
+        for (table_name, key), originals in self._touched.items():
             if table_name == "dentist_specialities":
-                self._rules_dentist_specialities(key, originals)
+                if originals is not _INSERTED and originals.keys().isdisjoint(
+                    ("dentist", "speciality")
+                ):
+                    continue
+                table = self._tables["dentist_specialities"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(
+                    ("dentist", "speciality")
+                ):
+                    value = (
+                        row.dentist,
+                        row.speciality,
+                    )
+                    failure = _shared_unique(table, ("dentist", "speciality"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "dentist" in originals:
+                    parent = row.dentist
+                    if parent not in self._tables["dentists"]._rows:
+                        raise _missing_parent(
+                            table.schema, "dentist", self._tables["dentists"], parent
+                        )
+                if originals is _INSERTED or "speciality" in originals:
+                    parent = row.speciality
+                    if parent not in self._tables["specialities"]._rows:
+                        raise _missing_parent(
+                            table.schema, "speciality", self._tables["specialities"], parent
+                        )
             elif table_name == "working_hours":
-                self._rules_working_hours(key, originals)
+                table = self._tables["working_hours"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(("dentist", "day")):
+                    value = (
+                        row.dentist,
+                        row.day,
+                    )
+                    failure = _shared_unique(table, ("dentist", "day"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "dentist" in originals:
+                    parent = row.dentist
+                    if parent not in self._tables["dentists"]._rows:
+                        raise _missing_parent(
+                            table.schema, "dentist", self._tables["dentists"], parent
+                        )
+                if not self._rowinv_WorkingHours_0(row):
+                    self._row_invariant_failed(
+                        "working_hours", row, "a working day opens before it closes, within the day"
+                    )
             elif table_name == "treatments":
-                self._rules_treatments(key, originals)
+                table = self._tables["treatments"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "speciality" in originals:
+                    parent = row.speciality
+                    if parent not in self._tables["specialities"]._rows:
+                        raise _missing_parent(
+                            table.schema, "speciality", self._tables["specialities"], parent
+                        )
+                if not self._rowinv_Treatment_0(row):
+                    self._row_invariant_failed(
+                        "treatments", row, "a treatment lasts a positive number of slots"
+                    )
             elif table_name == "patients":
-                self._rules_patients(key, originals)
+                table = self._tables["patients"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "phone" in originals:
+                    value = (row.phone,)
+                    failure = _shared_unique(table, ("phone",), value, key)
+                    if failure is not None:
+                        raise failure
+                if not self._rowinv_Patient_0(row):
+                    self._row_invariant_failed(
+                        "patients", row, "the recall interval is 1 to 24 months"
+                    )
+                if not self._rowinv_Patient_1(row):
+                    self._row_invariant_failed("patients", row, "the name is not blank")
             elif table_name == "appointments":
-                self._rules_appointments(key, originals)
+                table = self._tables["appointments"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if originals is _INSERTED or "patient" in originals:
+                    parent = row.patient
+                    if parent not in self._tables["patients"]._rows:
+                        raise _missing_parent(
+                            table.schema, "patient", self._tables["patients"], parent
+                        )
+                if originals is _INSERTED or "dentist" in originals:
+                    parent = row.dentist
+                    if parent not in self._tables["dentists"]._rows:
+                        raise _missing_parent(
+                            table.schema, "dentist", self._tables["dentists"], parent
+                        )
+                if originals is _INSERTED or "room" in originals:
+                    parent = row.room
+                    if parent not in self._tables["rooms"]._rows:
+                        raise _missing_parent(table.schema, "room", self._tables["rooms"], parent)
+                if originals is _INSERTED or "treatment" in originals:
+                    parent = row.treatment
+                    if parent not in self._tables["treatments"]._rows:
+                        raise _missing_parent(
+                            table.schema, "treatment", self._tables["treatments"], parent
+                        )
+                if not self._rowinv_Appointment_0(row):
+                    self._row_invariant_failed(
+                        "appointments", row, "an appointment ends after it starts"
+                    )
+                if not self._rowinv_Appointment_1(row):
+                    self._row_invariant_failed(
+                        "appointments", row, "an appointment lasts as long as its treatment"
+                    )
+                if not self._rowinv_Appointment_2(row):
+                    self._row_invariant_failed(
+                        "appointments", row, "a cancelled appointment records when and why"
+                    )
+                if not self._rowinv_Appointment_3(row):
+                    self._row_invariant_failed(
+                        "appointments", row, "x-ray treatments take place in an x-ray room"
+                    )
             elif table_name == "reminders":
-                self._rules_reminders(key, originals)
-
-    def _rules_dentist_specialities(self, key: Any, originals: Any) -> None:
-        "The rules of a row of dentist_specialities the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and originals.keys().isdisjoint(("dentist", "speciality")):
-            return
-        table = self._tables["dentist_specialities"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(("dentist", "speciality")):
-            value = (
-                row.dentist,
-                row.speciality,
-            )
-            failure = _shared_unique(table, ("dentist", "speciality"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "dentist" in originals:
-            parent = row.dentist
-            if parent not in self._tables["dentists"]:
-                raise _missing_parent(table.schema, "dentist", self._tables["dentists"], parent)
-        if originals is _INSERTED or "speciality" in originals:
-            parent = row.speciality
-            if parent not in self._tables["specialities"]:
-                raise _missing_parent(
-                    table.schema, "speciality", self._tables["specialities"], parent
-                )
-
-    def _rules_working_hours(self, key: Any, originals: Any) -> None:
-        "The rules of a row of working_hours the call touched (Environment._verify_touched)."
-        table = self._tables["working_hours"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(("dentist", "day")):
-            value = (
-                row.dentist,
-                row.day,
-            )
-            failure = _shared_unique(table, ("dentist", "day"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "dentist" in originals:
-            parent = row.dentist
-            if parent not in self._tables["dentists"]:
-                raise _missing_parent(table.schema, "dentist", self._tables["dentists"], parent)
-        if not self._rowinv_WorkingHours_0(row):
-            self._row_invariant_failed(
-                "working_hours", row, "a working day opens before it closes, within the day"
-            )
-
-    def _rules_treatments(self, key: Any, originals: Any) -> None:
-        "The rules of a row of treatments the call touched (Environment._verify_touched)."
-        table = self._tables["treatments"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "speciality" in originals:
-            parent = row.speciality
-            if parent not in self._tables["specialities"]:
-                raise _missing_parent(
-                    table.schema, "speciality", self._tables["specialities"], parent
-                )
-        if not self._rowinv_Treatment_0(row):
-            self._row_invariant_failed(
-                "treatments", row, "a treatment lasts a positive number of slots"
-            )
-
-    def _rules_patients(self, key: Any, originals: Any) -> None:
-        "The rules of a row of patients the call touched (Environment._verify_touched)."
-        table = self._tables["patients"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "phone" in originals:
-            value = (row.phone,)
-            failure = _shared_unique(table, ("phone",), value, key)
-            if failure is not None:
-                raise failure
-        if not self._rowinv_Patient_0(row):
-            self._row_invariant_failed("patients", row, "the recall interval is 1 to 24 months")
-        if not self._rowinv_Patient_1(row):
-            self._row_invariant_failed("patients", row, "the name is not blank")
-
-    def _rules_appointments(self, key: Any, originals: Any) -> None:
-        "The rules of a row of appointments the call touched (Environment._verify_touched)."
-        table = self._tables["appointments"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if originals is _INSERTED or "patient" in originals:
-            parent = row.patient
-            if parent not in self._tables["patients"]:
-                raise _missing_parent(table.schema, "patient", self._tables["patients"], parent)
-        if originals is _INSERTED or "dentist" in originals:
-            parent = row.dentist
-            if parent not in self._tables["dentists"]:
-                raise _missing_parent(table.schema, "dentist", self._tables["dentists"], parent)
-        if originals is _INSERTED or "room" in originals:
-            parent = row.room
-            if parent not in self._tables["rooms"]:
-                raise _missing_parent(table.schema, "room", self._tables["rooms"], parent)
-        if originals is _INSERTED or "treatment" in originals:
-            parent = row.treatment
-            if parent not in self._tables["treatments"]:
-                raise _missing_parent(table.schema, "treatment", self._tables["treatments"], parent)
-        if not self._rowinv_Appointment_0(row):
-            self._row_invariant_failed("appointments", row, "an appointment ends after it starts")
-        if not self._rowinv_Appointment_1(row):
-            self._row_invariant_failed(
-                "appointments", row, "an appointment lasts as long as its treatment"
-            )
-        if not self._rowinv_Appointment_2(row):
-            self._row_invariant_failed(
-                "appointments", row, "a cancelled appointment records when and why"
-            )
-        if not self._rowinv_Appointment_3(row):
-            self._row_invariant_failed(
-                "appointments", row, "x-ray treatments take place in an x-ray room"
-            )
-
-    def _rules_reminders(self, key: Any, originals: Any) -> None:
-        "The rules of a row of reminders the call touched (Environment._verify_touched)."
-        table = self._tables["reminders"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "patient" in originals:
-            parent = row.patient
-            if parent not in self._tables["patients"]:
-                raise _missing_parent(table.schema, "patient", self._tables["patients"], parent)
-        if originals is _INSERTED or "appointment" in originals:
-            parent = row.appointment
-            if parent is not None and parent not in self._tables["appointments"]:
-                raise _missing_parent(
-                    table.schema, "appointment", self._tables["appointments"], parent
-                )
-        if not self._rowinv_Reminder_0(row):
-            self._row_invariant_failed(
-                "reminders", row, "an appointment reminder names its appointment"
-            )
+                table = self._tables["reminders"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "patient" in originals:
+                    parent = row.patient
+                    if parent not in self._tables["patients"]._rows:
+                        raise _missing_parent(
+                            table.schema, "patient", self._tables["patients"], parent
+                        )
+                if originals is _INSERTED or "appointment" in originals:
+                    parent = row.appointment
+                    if parent is not None and parent not in self._tables["appointments"]._rows:
+                        raise _missing_parent(
+                            table.schema, "appointment", self._tables["appointments"], parent
+                        )
+                if not self._rowinv_Reminder_0(row):
+                    self._row_invariant_failed(
+                        "reminders", row, "an appointment reminder names its appointment"
+                    )

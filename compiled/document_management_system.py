@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import refused_transition as _refused_transition
@@ -21,11 +22,13 @@ from envdsl.runtime.call_support import (
     MIN_INT as _MIN_INT,
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
-    budget as _budget,
+    per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -86,13 +89,24 @@ class User:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.text_size(self.u_id)
-            + h.text_size(self.name)
-            + h.text_size(self.role)
-            + h.text_size(self.department)
-        )
+        v0, v1, v2, v3 = self.u_id, self.name, self.role, self.department
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+        ):
+            return 5 + len(v0) + len(v1) + len(v2) + len(v3)
+        return 1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.text_size(v3)
+
+
+def _new_User(*, u_id: str, name: str, role: str, department: str) -> User:
+    _made = object.__new__(User)
+    _made.u_id = u_id
+    _made.name = name
+    _made.role = role
+    _made.department = department
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -108,14 +122,46 @@ class Document:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = self.document_id, self.title, self.content, self.version, self.owner_id
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+            and len(v4) <= _MAX_STR
+        ):
+            return 9 + len(v0) + len(v1) + len(v2) + len(v4)
         return (
             4
-            + h.text_size(self.document_id)
-            + h.text_size(self.title)
-            + h.text_size(self.content)
-            + h.int_size(self.version)
-            + h.stored_size(self.owner_id)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.int_size(v3)
+            + h.stored_size(v4)
         )
+
+
+def _new_Document(
+    *,
+    document_id: str = "",
+    title: str,
+    content: str,
+    creation_date: datetime.datetime,
+    last_modified_date: datetime.datetime,
+    version: int = 1,
+    status: DocumentStatus = DocumentStatus.active,
+    owner_id: str,
+) -> Document:
+    _made = object.__new__(Document)
+    _made.document_id = document_id
+    _made.title = title
+    _made.content = content
+    _made.creation_date = creation_date
+    _made.last_modified_date = last_modified_date
+    _made.version = version
+    _made.status = status
+    _made.owner_id = owner_id
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -129,13 +175,27 @@ class AccessControlEntry:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.entry_id, self.document_id, self.user_id
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + len(v2) + h.stored_size(self.permissions)
         return (
             1
-            + h.text_size(self.entry_id)
-            + h.stored_size(self.document_id)
-            + h.stored_size(self.user_id)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
             + h.stored_size(self.permissions)
         )
+
+
+def _new_AccessControlEntry(
+    *, entry_id: str = "", document_id: str, user_id: str, permissions: set[Permission] = _MISSING
+) -> AccessControlEntry:
+    _made = object.__new__(AccessControlEntry)
+    _made.entry_id = entry_id
+    _made.document_id = document_id
+    _made.user_id = user_id
+    _made.permissions = set() if permissions is _MISSING else permissions
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -149,14 +209,48 @@ class DocumentVersion:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.version_id,
+            self.document_id,
+            self.version_number,
+            self.content_snapshot,
+            self.modified_by,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+        ):
+            return 7 + len(v0) + len(v1) + len(v3) + len(v4)
         return (
             2
-            + h.text_size(self.version_id)
-            + h.stored_size(self.document_id)
-            + h.int_size(self.version_number)
-            + h.text_size(self.content_snapshot)
-            + h.stored_size(self.modified_by)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.int_size(v2)
+            + h.text_size(v3)
+            + h.stored_size(v4)
         )
+
+
+def _new_DocumentVersion(
+    *,
+    version_id: str = "",
+    document_id: str,
+    version_number: int,
+    content_snapshot: str,
+    timestamp: datetime.datetime,
+    modified_by: str,
+) -> DocumentVersion:
+    _made = object.__new__(DocumentVersion)
+    _made.version_id = version_id
+    _made.document_id = document_id
+    _made.version_number = version_number
+    _made.content_snapshot = content_snapshot
+    _made.timestamp = timestamp
+    _made.modified_by = modified_by
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -168,6 +262,12 @@ class StatusInfo(rt.Value):
         return 2
 
 
+def _new_StatusInfo(*, status: DocumentStatus) -> StatusInfo:
+    _made = object.__new__(StatusInfo)
+    _made.status = status
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class UserInfo(rt.Value):
     u_id: str
@@ -177,13 +277,24 @@ class UserInfo(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.text_size(self.u_id)
-            + h.text_size(self.name)
-            + h.text_size(self.role)
-            + h.text_size(self.department)
-        )
+        v0, v1, v2, v3 = self.u_id, self.name, self.role, self.department
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+        ):
+            return 5 + len(v0) + len(v1) + len(v2) + len(v3)
+        return 1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.text_size(v3)
+
+
+def _new_UserInfo(*, u_id: str, name: str, role: str, department: str) -> UserInfo:
+    _made = object.__new__(UserInfo)
+    _made.u_id = u_id
+    _made.name = name
+    _made.role = role
+    _made.department = department
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -194,6 +305,13 @@ class UserPermissions(rt.Value):
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
         return 1 + h.stored_size(self.user) + h.stored_size(self.permissions)
+
+
+def _new_UserPermissions(*, user: UserInfo, permissions: list[Permission]) -> UserPermissions:
+    _made = object.__new__(UserPermissions)
+    _made.user = user
+    _made.permissions = permissions
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -208,13 +326,36 @@ class DocumentSummary(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            4
-            + h.text_size(self.document_id)
-            + h.text_size(self.title)
-            + h.int_size(self.version)
-            + h.text_size(self.owner_id)
-        )
+        v0, v1, v2, v3 = self.document_id, self.title, self.version, self.owner_id
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and len(v3) <= _MAX_STR
+        ):
+            return 8 + len(v0) + len(v1) + len(v3)
+        return 4 + h.text_size(v0) + h.text_size(v1) + h.int_size(v2) + h.text_size(v3)
+
+
+def _new_DocumentSummary(
+    *,
+    document_id: str,
+    title: str,
+    creation_date: datetime.datetime,
+    last_modified_date: datetime.datetime,
+    version: int,
+    status: DocumentStatus,
+    owner_id: str,
+) -> DocumentSummary:
+    _made = object.__new__(DocumentSummary)
+    _made.document_id = document_id
+    _made.title = title
+    _made.creation_date = creation_date
+    _made.last_modified_date = last_modified_date
+    _made.version = version
+    _made.status = status
+    _made.owner_id = owner_id
+    return _made
 
 
 def _to_json_User(value: User) -> dict[str, Any]:
@@ -2164,26 +2305,17 @@ class DocumentManagementSystemEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_documents(self) -> rt.Table[Document]:
-        table: rt.Table[Document] = self._tables["documents"]
-        return table
-
-    @property
-    def t_users(self) -> rt.Table[User]:
-        table: rt.Table[User] = self._tables["users"]
-        return table
-
-    @property
-    def t_access_control(self) -> rt.Table[AccessControlEntry]:
-        table: rt.Table[AccessControlEntry] = self._tables["access_control"]
-        return table
-
-    @property
-    def t_versions(self) -> rt.Table[DocumentVersion]:
-        table: rt.Table[DocumentVersion] = self._tables["versions"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "documents": "t_documents",
+        "users": "t_users",
+        "access_control": "t_access_control",
+        "versions": "t_versions",
+    }
+    t_documents: rt.Table[Document]
+    t_users: rt.Table[User]
+    t_access_control: rt.Table[AccessControlEntry]
+    t_versions: rt.Table[DocumentVersion]
 
     @property
     def s_now(self) -> datetime.datetime:
@@ -2205,7 +2337,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_by_id:
+        if not _ARGUMENTS_get_document_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2236,7 +2368,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2256,27 +2388,34 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2308,7 +2447,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2323,7 +2462,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_active_documents", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2351,7 +2496,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_check_document_status(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_document_status (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_document_status:
+        if not _ARGUMENTS_check_document_status.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2372,22 +2517,30 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
             result = self._impl_check_document_status(document_id=document_id)
             data = {"status": result.status._value_} if result is not None else None
             size_budget = self.size_budget
-            total = 1 + len(data["status"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 1
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["status"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_document_status", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2415,7 +2568,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_permissions(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_permissions (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_permissions:
+        if not _ARGUMENTS_get_document_permissions.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2436,7 +2589,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2451,7 +2604,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_permissions", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2490,7 +2649,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_check_user_access(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_user_access (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_user_access:
+        if not _ARGUMENTS_check_user_access.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -2525,11 +2684,16 @@ class DocumentManagementSystemEnv(rt.Environment):
             if type(given_permission) is str
             else None
         )
-        permission = (
-            member_permission
-            if member_permission is not None
-            else SPEC_Permission.from_json(given_permission, "permission")
-        )  # document_management_system.env:290
+        if member_permission is not None:
+            permission = member_permission
+        elif type(given_permission) is str:
+            raise SPEC_Permission.mismatch(
+                given_permission, "permission"
+            )  # document_management_system.env:290
+        else:
+            permission = SPEC_Permission.from_json(
+                given_permission, "permission"
+            )  # document_management_system.env:290
         arguments: dict[str, Any] = {
             "user_id": user_id,
             "document_id": document_id,
@@ -2539,7 +2703,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2556,7 +2720,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_user_access", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2585,7 +2755,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_version_history(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_version_history (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_version_history:
+        if not _ARGUMENTS_get_document_version_history.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2616,7 +2786,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2633,7 +2803,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_version_history", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2661,7 +2837,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_current_version(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_current_version (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_current_version:
+        if not _ARGUMENTS_get_document_current_version.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2682,7 +2858,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2700,25 +2876,32 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["version_id"])
-                + len(data["document_id"])
-                + len(data["content_snapshot"])
-                + len(data["timestamp"])
-                + len(data["modified_by"])
-            )
+            total = 6
             v = data["version_number"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["version_id"])
+                    + len(data["document_id"])
+                    + len(data["content_snapshot"])
+                    + len(data["timestamp"])
+                    + len(data["modified_by"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_current_version", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2749,7 +2932,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_get_document_content(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_document_content (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_document_content:
+        if not _ARGUMENTS_get_document_content.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -2780,7 +2963,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2791,7 +2974,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_document_content", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2817,7 +3006,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_search_documents_by_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_documents_by_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_documents_by_title:
+        if not _ARGUMENTS_search_documents_by_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         title_query: str
         given_title_query = given.get("title_query", _MISSING)
@@ -2838,7 +3027,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2853,7 +3042,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_documents_by_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2901,7 +3096,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_create_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for create_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_create_document:
+        if not _ARGUMENTS_create_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         title: str
         given_title = given.get("title", _MISSING)
@@ -2951,7 +3146,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2979,27 +3174,34 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("create_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3042,7 +3244,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_update_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_document:
+        if not _ARGUMENTS_update_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3100,7 +3302,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3128,27 +3330,34 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3177,7 +3386,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_delete_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for delete_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_delete_document:
+        if not _ARGUMENTS_delete_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3208,7 +3417,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3217,7 +3426,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "documents" else None
+                row = table._rows.get(key) if touched_table == "documents" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             data = (
@@ -3235,27 +3444,34 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("delete_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3281,7 +3497,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_restore_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for restore_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_restore_document:
+        if not _ARGUMENTS_restore_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3302,7 +3518,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3311,7 +3527,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "documents" else None
+                row = table._rows.get(key) if touched_table == "documents" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             data = (
@@ -3329,27 +3545,34 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("restore_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3386,7 +3609,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_set_document_permissions(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for set_document_permissions (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_set_document_permissions:
+        if not _ARGUMENTS_set_document_permissions.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3428,7 +3651,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3448,17 +3671,27 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 4 + len(data["entry_id"]) + len(data["document_id"]) + len(data["user_id"])
+            total = 4
             v = data["permissions"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["entry_id"]) + len(data["document_id"]) + len(data["user_id"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("set_document_permissions", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3489,7 +3722,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_revoke_user_access(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for revoke_user_access (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_revoke_user_access:
+        if not _ARGUMENTS_revoke_user_access.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3520,7 +3753,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3533,7 +3766,13 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("revoke_user_access", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3559,7 +3798,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_archive_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for archive_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_archive_document:
+        if not _ARGUMENTS_archive_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3580,7 +3819,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3589,7 +3828,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "documents" else None
+                row = table._rows.get(key) if touched_table == "documents" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             data = (
@@ -3607,27 +3846,34 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("archive_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3658,7 +3904,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_revert_to_version(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for revert_to_version (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_revert_to_version:
+        if not _ARGUMENTS_revert_to_version.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3707,7 +3953,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3733,25 +3979,32 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["version_id"])
-                + len(data["document_id"])
-                + len(data["content_snapshot"])
-                + len(data["timestamp"])
-                + len(data["modified_by"])
-            )
+            total = 6
             v = data["version_number"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["version_id"])
+                    + len(data["document_id"])
+                    + len(data["content_snapshot"])
+                    + len(data["timestamp"])
+                    + len(data["modified_by"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("revert_to_version", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3777,7 +4030,7 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _call_publish_document(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for publish_document (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_publish_document:
+        if not _ARGUMENTS_publish_document.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_id: str
         given_document_id = given.get("document_id", _MISSING)
@@ -3798,7 +4051,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3807,7 +4060,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["documents"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "documents" else None
+                row = table._rows.get(key) if touched_table == "documents" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # document_management_system.env:182
             data = (
@@ -3825,27 +4078,34 @@ class DocumentManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["document_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["creation_date"])
-                + len(data["last_modified_date"])
-                + len(data["status"])
-                + len(data["owner_id"])
-            )
+            total = 8
             v = data["version"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["creation_date"])
+                    + len(data["last_modified_date"])
+                    + len(data["status"])
+                    + len(data["owner_id"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("publish_document", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3941,7 +4201,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
 
     def _fn_summary(self, d: Document) -> DocumentSummary:
-        return DocumentSummary(
+        return _new_DocumentSummary(
             document_id=d.document_id,
             title=d.title,
             creation_date=d.creation_date,
@@ -3955,7 +4215,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self._write_documents_version(d, d.version + 1)
         self._write_documents_last_modified_date(d, self.s_now)
         self._insert_versions(
-            DocumentVersion(
+            _new_DocumentVersion(
                 document_id=d.document_id,
                 version_number=d.version,
                 content_snapshot=d.content,
@@ -3965,21 +4225,25 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
 
     def _impl_get_document_by_id(self, document_id: str, user_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=0)  # document_management_system.env:247
-        self._hit(0)
+            raise rt.Fail("Document not found", 0)  # document_management_system.env:247
+        if self.coverage is not None:
+            self._hit(0)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=1)  # document_management_system.env:248
-        self._hit(1)
+            raise rt.Fail("Document is not active", 1)  # document_management_system.env:248
+        if self.coverage is not None:
+            self._hit(1)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=2)  # document_management_system.env:249
-        self._hit(2)
+            raise rt.Fail("User not found", 2)  # document_management_system.env:249
+        if self.coverage is not None:
+            self._hit(2)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail(
-                "User does not have read permission on this document", site=3
+                "User does not have read permission on this document", 3
             )  # document_management_system.env:250
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         return d
 
     def _impl_list_active_documents(self) -> list[DocumentSummary]:
@@ -3990,19 +4254,21 @@ class DocumentManagementSystemEnv(rt.Environment):
         ]
 
     def _impl_check_document_status(self, document_id: str) -> StatusInfo:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=4)  # document_management_system.env:264
-        self._hit(4)
-        return StatusInfo(status=d.status)
+            raise rt.Fail("Document not found", 4)  # document_management_system.env:264
+        if self.coverage is not None:
+            self._hit(4)
+        return _new_StatusInfo(status=d.status)
 
     def _impl_get_document_permissions(self, document_id: str) -> list[UserPermissions]:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=5)  # document_management_system.env:271
-        self._hit(5)
+            raise rt.Fail("Document does not exist", 5)  # document_management_system.env:271
+        if self.coverage is not None:
+            self._hit(5)
         return [
-            UserPermissions(
-                user=UserInfo(
+            _new_UserPermissions(
+                user=_new_UserInfo(
                     u_id=e.user_id,
                     name=self.t_users.row(e.user_id).name,
                     role=self.t_users.row(e.user_id).role,
@@ -4019,71 +4285,84 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> bool:
         if not (user_id != ""):
             raise rt.Fail(
-                "Invalid user_id: must be a non-empty string", site=6
+                "Invalid user_id: must be a non-empty string", 6
             )  # document_management_system.env:296
-        self._hit(6)
+        if self.coverage is not None:
+            self._hit(6)
         if not (document_id != ""):
             raise rt.Fail(
-                "Invalid document_id: must be a non-empty string", site=7
+                "Invalid document_id: must be a non-empty string", 7
             )  # document_management_system.env:297
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         if not (document_id in self.t_documents):
             raise rt.Fail(
-                ("Document with ID '" + h.to_str(document_id) + "' does not exist"), site=8
+                ("Document with ID '" + h.to_str(document_id) + "' does not exist"), 8
             )  # document_management_system.env:298
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         if not (user_id in self.t_users):
             raise rt.Fail(
-                ("User with ID '" + h.to_str(user_id) + "' does not exist"), site=9
+                ("User with ID '" + h.to_str(user_id) + "' does not exist"), 9
             )  # document_management_system.env:299
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         return self._fn_has_permission(document_id=document_id, user_id=user_id, p=permission)
 
     def _impl_get_document_version_history(
         self, document_id: str, user_id: str
     ) -> list[DocumentVersion]:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=10)  # document_management_system.env:309
-        self._hit(10)
+            raise rt.Fail("Document not found", 10)  # document_management_system.env:309
+        if self.coverage is not None:
+            self._hit(10)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=11)  # document_management_system.env:310
-        self._hit(11)
+            raise rt.Fail("Document is not active", 11)  # document_management_system.env:310
+        if self.coverage is not None:
+            self._hit(11)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail(
-                "User does not have read permission on this document", site=12
+                "User does not have read permission on this document", 12
             )  # document_management_system.env:311
-        self._hit(12)
+        if self.coverage is not None:
+            self._hit(12)
         return self._fn_versions_of(document_id=document_id)
 
     def _impl_get_document_current_version(self, document_id: str) -> DocumentVersion:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=13)  # document_management_system.env:318
-        self._hit(13)
+            raise rt.Fail("Document does not exist", 13)  # document_management_system.env:318
+        if self.coverage is not None:
+            self._hit(13)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail(
-                "Document is not active and cannot be retrieved", site=14
+                "Document is not active and cannot be retrieved", 14
             )  # document_management_system.env:319
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
     def _impl_get_document_content(self, document_id: str, user_id: str) -> str:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=15)  # document_management_system.env:330
-        self._hit(15)
+            raise rt.Fail("Document not found", 15)  # document_management_system.env:330
+        if self.coverage is not None:
+            self._hit(15)
         if not (d.status == DocumentStatus.active):
-            raise rt.Fail("Document is not active", site=16)  # document_management_system.env:331
-        self._hit(16)
+            raise rt.Fail("Document is not active", 16)  # document_management_system.env:331
+        if self.coverage is not None:
+            self._hit(16)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=17)  # document_management_system.env:332
-        self._hit(17)
+            raise rt.Fail("User not found", 17)  # document_management_system.env:332
+        if self.coverage is not None:
+            self._hit(17)
         if not self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.read):
             raise rt.Fail(
-                "User does not have read permission on this document", site=18
+                "User does not have read permission on this document", 18
             )  # document_management_system.env:333
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         return d.content
 
     def _impl_search_documents_by_title(self, title_query: str) -> list[DocumentSummary]:
@@ -4099,20 +4378,22 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> Document:
         if not (title.strip() != "" and content != "" and owner_id != ""):
             raise rt.Fail(
-                "Title, content, and owner_id are required", site=19
+                "Title, content, and owner_id are required", 19
             )  # document_management_system.env:361
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not (owner_id in self.t_users):
             raise rt.Fail(
-                ("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), site=20
+                ("Owner with ID '" + h.to_str(owner_id) + "' does not exist"), 20
             )  # document_management_system.env:363
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         perms: set[Permission] = {Permission.read, Permission.write}
         if permissions is not None:
             perms = set(h.unwrap(permissions))
             self._set_add(perms, Permission.read)
         d: Document = self._insert_documents(
-            Document(
+            _new_Document(
                 title=title,
                 content=content,
                 creation_date=self.s_now,
@@ -4121,7 +4402,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         )
         self._insert_versions(
-            DocumentVersion(
+            _new_DocumentVersion(
                 document_id=d.document_id,
                 version_number=1,
                 content_snapshot=content,
@@ -4130,7 +4411,7 @@ class DocumentManagementSystemEnv(rt.Environment):
             )
         )
         self._insert_access_control(
-            AccessControlEntry(document_id=d.document_id, user_id=owner_id, permissions=perms)
+            _new_AccessControlEntry(document_id=d.document_id, user_id=owner_id, permissions=perms)
         )
         return d
 
@@ -4139,39 +4420,44 @@ class DocumentManagementSystemEnv(rt.Environment):
     ) -> Document:
         if not (document_id != "" and user_id != ""):
             raise rt.Fail(
-                "Document ID and User ID are required", site=21
+                "Document ID and User ID are required", 21
             )  # document_management_system.env:401
-        self._hit(21)
-        d = self.t_documents.get(document_id)
+        if self.coverage is not None:
+            self._hit(21)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=22)  # document_management_system.env:402
-        self._hit(22)
+            raise rt.Fail("Document does not exist", 22)  # document_management_system.env:402
+        if self.coverage is not None:
+            self._hit(22)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail(
-                "Document is not active and cannot be updated", site=23
+                "Document is not active and cannot be updated", 23
             )  # document_management_system.env:403
-        self._hit(23)
+        if self.coverage is not None:
+            self._hit(23)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=24)  # document_management_system.env:404
-        self._hit(24)
+            raise rt.Fail("User does not exist", 24)  # document_management_system.env:404
+        if self.coverage is not None:
+            self._hit(24)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
-                "User does not have write permission on this document", site=25
+                "User does not have write permission on this document", 25
             )  # document_management_system.env:405
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         if not (title is not None or content is not None):
             raise rt.Fail(
-                "No updates provided; at least one of title or content must be specified", site=26
+                "No updates provided; at least one of title or content must be specified", 26
             )  # document_management_system.env:407
-        self._hit(26)
+        if self.coverage is not None:
+            self._hit(26)
         if title is not None:
             if not (h.unwrap(title).strip() != ""):
-                raise rt.Fail(
-                    "The title cannot be blank", site=27
-                )  # document_management_system.env:410
-            self._hit(27)
+                raise rt.Fail("The title cannot be blank", 27)  # document_management_system.env:410
+            if self.coverage is not None:
+                self._hit(27)
             self._write_documents_title(d, h.unwrap(title))
         if content is not None:
             self._write_documents_content(d, h.unwrap(content))
@@ -4179,13 +4465,15 @@ class DocumentManagementSystemEnv(rt.Environment):
         return d
 
     def _impl_delete_document(self, document_id: str, user_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=28)  # document_management_system.env:426
-        self._hit(28)
+            raise rt.Fail("Document not found", 28)  # document_management_system.env:426
+        if self.coverage is not None:
+            self._hit(28)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=29)  # document_management_system.env:427
-        self._hit(29)
+            raise rt.Fail("User not found", 29)  # document_management_system.env:427
+        if self.coverage is not None:
+            self._hit(29)
         if d.status == DocumentStatus.deleted:
             return d
         if not (
@@ -4193,22 +4481,25 @@ class DocumentManagementSystemEnv(rt.Environment):
             or self._fn_has_permission(document_id=document_id, user_id=user_id, p=Permission.write)
         ):
             raise rt.Fail(
-                "User does not have permission to delete this document", site=30
+                "User does not have permission to delete this document", 30
             )  # document_management_system.env:431
-        self._hit(30)
+        if self.coverage is not None:
+            self._hit(30)
         self._write_documents_status(d, DocumentStatus.deleted)
         return d
 
     def _impl_restore_document(self, document_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document does not exist", site=31)  # document_management_system.env:443
-        self._hit(31)
+            raise rt.Fail("Document does not exist", 31)  # document_management_system.env:443
+        if self.coverage is not None:
+            self._hit(31)
         if not (d.status != DocumentStatus.draft):
             raise rt.Fail(
-                "A draft is not restored; publish it instead", site=32
+                "A draft is not restored; publish it instead", 32
             )  # document_management_system.env:448
-        self._hit(32)
+        if self.coverage is not None:
+            self._hit(32)
         self._write_documents_status(d, DocumentStatus.active)
         return d
 
@@ -4216,18 +4507,20 @@ class DocumentManagementSystemEnv(rt.Environment):
         self, document_id: str, user_id: str, permissions: list[Permission]
     ) -> AccessControlEntry:
         if not (document_id in self.t_documents):
-            raise rt.Fail("Document does not exist", site=33)  # document_management_system.env:460
-        self._hit(33)
+            raise rt.Fail("Document does not exist", 33)  # document_management_system.env:460
+        if self.coverage is not None:
+            self._hit(33)
         if not (user_id in self.t_users):
-            raise rt.Fail("User does not exist", site=34)  # document_management_system.env:461
-        self._hit(34)
+            raise rt.Fail("User does not exist", 34)  # document_management_system.env:461
+        if self.coverage is not None:
+            self._hit(34)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             _tmp1 = h.unwrap(e)
             self._set("access_control", _tmp1, "permissions", set(permissions))
             return h.unwrap(e)
         return self._insert_access_control(
-            AccessControlEntry(
+            _new_AccessControlEntry(
                 document_id=document_id, user_id=user_id, permissions=set(permissions)
             )
         )
@@ -4235,14 +4528,16 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _impl_revoke_user_access(self, document_id: str, user_id: str) -> str:
         if not (document_id in self.t_documents):
             raise rt.Fail(
-                ("Document with ID '" + h.to_str(document_id) + "' does not exist."), site=35
+                ("Document with ID '" + h.to_str(document_id) + "' does not exist."), 35
             )  # document_management_system.env:478
-        self._hit(35)
+        if self.coverage is not None:
+            self._hit(35)
         if not (user_id in self.t_users):
             raise rt.Fail(
-                ("User with ID '" + h.to_str(user_id) + "' does not exist."), site=36
+                ("User with ID '" + h.to_str(user_id) + "' does not exist."), 36
             )  # document_management_system.env:479
-        self._hit(36)
+        if self.coverage is not None:
+            self._hit(36)
         e: AccessControlEntry | None = self._fn_entry_of(document_id=document_id, user_id=user_id)
         if e is not None:
             self._delete("access_control", h.unwrap(e).entry_id)
@@ -4255,63 +4550,73 @@ class DocumentManagementSystemEnv(rt.Environment):
         )
 
     def _impl_archive_document(self, document_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=37)  # document_management_system.env:490
-        self._hit(37)
+            raise rt.Fail("Document not found", 37)  # document_management_system.env:490
+        if self.coverage is not None:
+            self._hit(37)
         if not (d.status != DocumentStatus.deleted):
             raise rt.Fail(
-                "A deleted document cannot be archived; restore it first", site=38
+                "A deleted document cannot be archived; restore it first", 38
             )  # document_management_system.env:493
-        self._hit(38)
+        if self.coverage is not None:
+            self._hit(38)
         self._write_documents_status(d, DocumentStatus.archived)
         return d
 
     def _impl_revert_to_version(
         self, document_id: str, version_id: str, user_id: str
     ) -> DocumentVersion:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=39)  # document_management_system.env:507
-        self._hit(39)
+            raise rt.Fail("Document not found", 39)  # document_management_system.env:507
+        if self.coverage is not None:
+            self._hit(39)
         if not (d.status == DocumentStatus.active):
             raise rt.Fail(
-                "Cannot revert: document is not active", site=40
+                "Cannot revert: document is not active", 40
             )  # document_management_system.env:508
-        self._hit(40)
+        if self.coverage is not None:
+            self._hit(40)
         if not (user_id in self.t_users):
-            raise rt.Fail("User not found", site=41)  # document_management_system.env:509
-        self._hit(41)
+            raise rt.Fail("User not found", 41)  # document_management_system.env:509
+        if self.coverage is not None:
+            self._hit(41)
         if not self._fn_has_permission(
             document_id=document_id, user_id=user_id, p=Permission.write
         ):
             raise rt.Fail(
-                "Permission denied: user does not have write access to the document", site=42
+                "Permission denied: user does not have write access to the document", 42
             )  # document_management_system.env:510
-        self._hit(42)
-        old = self.t_versions.get(version_id)
+        if self.coverage is not None:
+            self._hit(42)
+        old = self.t_versions._rows.get(version_id)
         if old is None:
-            raise rt.Fail("Version not found", site=43)  # document_management_system.env:512
-        self._hit(43)
+            raise rt.Fail("Version not found", 43)  # document_management_system.env:512
+        if self.coverage is not None:
+            self._hit(43)
         if not (old.document_id == document_id):
             raise rt.Fail(
-                "Version does not belong to the specified document", site=44
+                "Version does not belong to the specified document", 44
             )  # document_management_system.env:513
-        self._hit(44)
+        if self.coverage is not None:
+            self._hit(44)
         self._write_documents_content(d, old.content_snapshot)
         self._impl_snapshot(d=d, user_id=user_id)
         return h.at(self._fn_versions_of(document_id=document_id), (-1))
 
     def _impl_publish_document(self, document_id: str) -> Document:
-        d = self.t_documents.get(document_id)
+        d = self.t_documents._rows.get(document_id)
         if d is None:
-            raise rt.Fail("Document not found", site=45)  # document_management_system.env:522
-        self._hit(45)
+            raise rt.Fail("Document not found", 45)  # document_management_system.env:522
+        if self.coverage is not None:
+            self._hit(45)
         if not (d.status != DocumentStatus.deleted):
             raise rt.Fail(
-                "A deleted document cannot be published; use restore_document", site=46
+                "A deleted document cannot be published; use restore_document", 46
             )  # document_management_system.env:526
-        self._hit(46)
+        if self.coverage is not None:
+            self._hit(46)
         self._write_documents_status(d, DocumentStatus.active)
         return d
 
@@ -4320,14 +4625,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(u_id="u1", name="Dana", role="editor", department="Sales"),
-                User(u_id="u2", name="Lee", role="viewer", department="Finance"),
+                _new_User(u_id="u1", name="Dana", role="editor", department="Sales"),
+                _new_User(u_id="u2", name="Lee", role="viewer", department="Finance"),
             ],
         )
         self.load_rows(
             "documents",
             [
-                Document(
+                _new_Document(
                     document_id="DOC-0001",
                     title="Q2 Sales Report",
                     content="Q2 revenue: TBD",
@@ -4340,7 +4645,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "versions",
             [
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0001",
                     document_id="DOC-0001",
                     version_number=1,
@@ -4353,7 +4658,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "access_control",
             [
-                AccessControlEntry(
+                _new_AccessControlEntry(
                     entry_id="ACE-0001",
                     document_id="DOC-0001",
                     user_id="u1",
@@ -4416,14 +4721,14 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(u_id="u3", name="Priya", role="editor", department="HR"),
-                User(u_id="u9", name="Max", role="contractor", department="External"),
+                _new_User(u_id="u3", name="Priya", role="editor", department="HR"),
+                _new_User(u_id="u9", name="Max", role="contractor", department="External"),
             ],
         )
         self.load_rows(
             "documents",
             [
-                Document(
+                _new_Document(
                     document_id="DOC-0007",
                     title="Onboarding checklist",
                     content="asdfasdf",
@@ -4437,7 +4742,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "versions",
             [
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0001",
                     document_id="DOC-0007",
                     version_number=1,
@@ -4445,7 +4750,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     timestamp=h.datetime("2024-09-01T08:00:00Z"),
                     modified_by="u3",
                 ),
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0002",
                     document_id="DOC-0007",
                     version_number=2,
@@ -4453,7 +4758,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     timestamp=h.datetime("2024-09-03T11:00:00Z"),
                     modified_by="u3",
                 ),
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0003",
                     document_id="DOC-0007",
                     version_number=3,
@@ -4466,13 +4771,13 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "access_control",
             [
-                AccessControlEntry(
+                _new_AccessControlEntry(
                     entry_id="ACE-0001",
                     document_id="DOC-0007",
                     user_id="u3",
                     permissions={Permission.read, Permission.write, Permission.delete},
                 ),
-                AccessControlEntry(
+                _new_AccessControlEntry(
                     entry_id="ACE-0002",
                     document_id="DOC-0007",
                     user_id="u9",
@@ -4526,12 +4831,12 @@ class DocumentManagementSystemEnv(rt.Environment):
     def _init_lifecycle_cleanup(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-03-01T09:00:00Z"))
         self.load_rows(
-            "users", [User(u_id="u5", name="Omar", role="admin", department="Operations")]
+            "users", [_new_User(u_id="u5", name="Omar", role="admin", department="Operations")]
         )
         self.load_rows(
             "documents",
             [
-                Document(
+                _new_Document(
                     document_id="DOC-0002",
                     title="2023 Travel Policy",
                     content="Economy only.",
@@ -4539,7 +4844,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     last_modified_date=h.datetime("2023-01-05T09:00:00Z"),
                     owner_id="u5",
                 ),
-                Document(
+                _new_Document(
                     document_id="DOC-0003",
                     title="2024 Travel Policy",
                     content="Economy; business above 6h.",
@@ -4548,7 +4853,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     status=DocumentStatus.draft,
                     owner_id="u5",
                 ),
-                Document(
+                _new_Document(
                     document_id="DOC-0004",
                     title="Expense Form",
                     content="Name, amount, receipt.",
@@ -4562,7 +4867,7 @@ class DocumentManagementSystemEnv(rt.Environment):
         self.load_rows(
             "versions",
             [
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0001",
                     document_id="DOC-0002",
                     version_number=1,
@@ -4570,7 +4875,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     timestamp=h.datetime("2023-01-05T09:00:00Z"),
                     modified_by="u5",
                 ),
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0002",
                     document_id="DOC-0003",
                     version_number=1,
@@ -4578,7 +4883,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                     timestamp=h.datetime("2024-02-20T09:00:00Z"),
                     modified_by="u5",
                 ),
-                DocumentVersion(
+                _new_DocumentVersion(
                     version_id="VER-0003",
                     document_id="DOC-0004",
                     version_number=1,
@@ -4611,7 +4916,9 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _init_create_and_lock_down(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-10-01T12:00:00Z"))
-        self.load_rows("users", [User(u_id="u7", name="Kai", role="sre", department="Platform")])
+        self.load_rows(
+            "users", [_new_User(u_id="u7", name="Kai", role="sre", department="Platform")]
+        )
 
     def _solve_create_and_lock_down(self, results: list[rt.Result]) -> dict[str, Any]:
         b: dict[str, Any] = {}
@@ -4929,8 +5236,18 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.version
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("documents", row.document_id, row, "version", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "version", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"version": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("version", old)
         row.version = value
 
     def _write_documents_last_modified_date(self, row: Document, value: datetime.datetime) -> None:
@@ -4938,7 +5255,16 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.last_modified_date
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("documents", row.document_id, row, "last_modified_date", old)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "last_modified_date", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"last_modified_date": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("last_modified_date", old)
         row.last_modified_date = value
 
     def _write_documents_title(self, row: Document, value: str) -> None:
@@ -4946,8 +5272,18 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.title
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("documents", row.document_id, row, "title", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "title", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"title": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("title", old)
         row.title = value
 
     def _write_documents_content(self, row: Document, value: str) -> None:
@@ -4955,8 +5291,18 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.content
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("documents", row.document_id, row, "content", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "content", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"content": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("content", old)
         row.content = value
 
     def _write_documents_status(self, row: Document, value: DocumentStatus) -> None:
@@ -4964,7 +5310,16 @@ class DocumentManagementSystemEnv(rt.Environment):
         old = row.status
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("documents", row.document_id, row, "status", old)
+        key = row.document_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "documents", key, row, "status", old))
+        touched = self._touched
+        originals = touched.get(("documents", key))
+        if originals is None:
+            touched[("documents", key)] = {"status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("status", old)
         row.status = value
 
     def _insert_versions(self, row: DocumentVersion) -> DocumentVersion:
@@ -4973,13 +5328,29 @@ class DocumentManagementSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.version_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "versions", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "versions", counter))
+            while True:
+                counter += 1
+                key = "VER-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.version_id = key
-        if key in table:
-            raise rt.Fail(f"DocumentVersion {key!r} already exists", rule="key: DocumentVersion")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(
+                    f"DocumentVersion {key!r} already exists", rule="key: DocumentVersion"
+                )
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "versions", key))
@@ -4992,13 +5363,27 @@ class DocumentManagementSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.document_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "documents", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "documents", counter))
+            while True:
+                counter += 1
+                key = "DOC-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.document_id = key
-        if key in table:
-            raise rt.Fail(f"Document {key!r} already exists", rule="key: Document")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"Document {key!r} already exists", rule="key: Document")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "documents", key))
@@ -5011,15 +5396,29 @@ class DocumentManagementSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.entry_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "access_control", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "access_control", counter))
+            while True:
+                counter += 1
+                key = "ACE-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.entry_id = key
-        if key in table:
-            raise rt.Fail(
-                f"AccessControlEntry {key!r} already exists", rule="key: AccessControlEntry"
-            )
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(
+                    f"AccessControlEntry {key!r} already exists", rule="key: AccessControlEntry"
+                )
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         _own_row_fields("access_control", row, ("permissions",))
         table.add(key, row)
         if journal is not None:
@@ -5029,89 +5428,90 @@ class DocumentManagementSystemEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        value: tuple[Any, ...]
+        for (table_name, key), originals in self._touched.items():
             if table_name == "documents":
-                self._rules_documents(key, originals)
+                table = self._tables["documents"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if originals is _INSERTED or "owner_id" in originals:
+                    parent = row.owner_id
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(
+                            table.schema, "owner_id", self._tables["users"], parent
+                        )
+                if not self._rowinv_Document_0(row):
+                    self._row_invariant_failed("documents", row, "the title is not blank")
+                if not self._rowinv_Document_1(row):
+                    self._row_invariant_failed("documents", row, "version numbers start at 1")
+                if not self._rowinv_Document_2(row):
+                    self._row_invariant_failed(
+                        "documents", row, "a document is not modified before it is created"
+                    )
             elif table_name == "access_control":
-                self._rules_access_control(key, originals)
+                if originals is not _INSERTED and originals.keys().isdisjoint(
+                    ("document_id", "user_id")
+                ):
+                    continue
+                table = self._tables["access_control"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(
+                    ("document_id", "user_id")
+                ):
+                    value = (
+                        row.document_id,
+                        row.user_id,
+                    )
+                    failure = _shared_unique(table, ("document_id", "user_id"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "document_id" in originals:
+                    parent = row.document_id
+                    if parent not in self._tables["documents"]._rows:
+                        raise _missing_parent(
+                            table.schema, "document_id", self._tables["documents"], parent
+                        )
+                if originals is _INSERTED or "user_id" in originals:
+                    parent = row.user_id
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(
+                            table.schema, "user_id", self._tables["users"], parent
+                        )
             elif table_name == "versions":
-                self._rules_versions(key, originals)
-
-    def _rules_documents(self, key: Any, originals: Any) -> None:
-        "The rules of a row of documents the call touched (Environment._verify_touched)."
-        table = self._tables["documents"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if originals is _INSERTED or "owner_id" in originals:
-            parent = row.owner_id
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "owner_id", self._tables["users"], parent)
-        if not self._rowinv_Document_0(row):
-            self._row_invariant_failed("documents", row, "the title is not blank")
-        if not self._rowinv_Document_1(row):
-            self._row_invariant_failed("documents", row, "version numbers start at 1")
-        if not self._rowinv_Document_2(row):
-            self._row_invariant_failed(
-                "documents", row, "a document is not modified before it is created"
-            )
-
-    def _rules_access_control(self, key: Any, originals: Any) -> None:
-        "The rules of a row of access_control the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and originals.keys().isdisjoint(("document_id", "user_id")):
-            return
-        table = self._tables["access_control"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(("document_id", "user_id")):
-            value = (
-                row.document_id,
-                row.user_id,
-            )
-            failure = _shared_unique(table, ("document_id", "user_id"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "document_id" in originals:
-            parent = row.document_id
-            if parent not in self._tables["documents"]:
-                raise _missing_parent(
-                    table.schema, "document_id", self._tables["documents"], parent
-                )
-        if originals is _INSERTED or "user_id" in originals:
-            parent = row.user_id
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "user_id", self._tables["users"], parent)
-
-    def _rules_versions(self, key: Any, originals: Any) -> None:
-        "The rules of a row of versions the call touched (Environment._verify_touched)."
-        table = self._tables["versions"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(
-            ("document_id", "version_number")
-        ):
-            value = (
-                row.document_id,
-                row.version_number,
-            )
-            failure = _shared_unique(table, ("document_id", "version_number"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "document_id" in originals:
-            parent = row.document_id
-            if parent not in self._tables["documents"]:
-                raise _missing_parent(
-                    table.schema, "document_id", self._tables["documents"], parent
-                )
-        if originals is _INSERTED or "modified_by" in originals:
-            parent = row.modified_by
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "modified_by", self._tables["users"], parent)
-        if not self._rowinv_DocumentVersion_0(row):
-            self._row_invariant_failed("versions", row, "version numbers start at 1")
+                table = self._tables["versions"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(
+                    ("document_id", "version_number")
+                ):
+                    value = (
+                        row.document_id,
+                        row.version_number,
+                    )
+                    failure = _shared_unique(table, ("document_id", "version_number"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "document_id" in originals:
+                    parent = row.document_id
+                    if parent not in self._tables["documents"]._rows:
+                        raise _missing_parent(
+                            table.schema, "document_id", self._tables["documents"], parent
+                        )
+                if originals is _INSERTED or "modified_by" in originals:
+                    parent = row.modified_by
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(
+                            table.schema, "modified_by", self._tables["users"], parent
+                        )
+                if not self._rowinv_DocumentVersion_0(row):
+                    self._row_invariant_failed("versions", row, "version numbers start at 1")

@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
@@ -18,11 +19,13 @@ from envdsl.runtime.call_support import (
     MIN_INT as _MIN_INT,
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
-    budget as _budget,
+    per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -76,14 +79,35 @@ class Product:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = self.product_id, self.name, self.brand, self.category, self.description
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+        ):
+            return 6 + len(v0) + len(v1) + len(v2) + len(v3) + len(v4)
         return (
             1
-            + h.text_size(self.product_id)
-            + h.text_size(self.name)
-            + h.text_size(self.brand)
-            + h.text_size(self.category)
-            + h.text_size(self.description)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.text_size(v4)
         )
+
+
+def _new_Product(
+    *, product_id: str, name: str, brand: str, category: str, description: str
+) -> Product:
+    _made = object.__new__(Product)
+    _made.product_id = product_id
+    _made.name = name
+    _made.brand = brand
+    _made.category = category
+    _made.description = description
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -96,12 +120,27 @@ class User:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            3
-            + h.text_size(self.user_id)
-            + h.text_size(self.username)
-            + h.stored_size(self.purchase_history)
-        )
+        v0, v1 = self.user_id, self.username
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 5 + len(v0) + len(v1) + h.stored_size(self.purchase_history)
+        return 3 + h.text_size(v0) + h.text_size(v1) + h.stored_size(self.purchase_history)
+
+
+def _new_User(
+    *,
+    user_id: str,
+    username: str,
+    account_status: AccountStatus = AccountStatus.active,
+    purchase_history: list[str] = _MISSING,
+    is_admin: bool = False,
+) -> User:
+    _made = object.__new__(User)
+    _made.user_id = user_id
+    _made.username = username
+    _made.account_status = account_status
+    _made.purchase_history = [] if purchase_history is _MISSING else purchase_history
+    _made.is_admin = is_admin
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -116,15 +155,53 @@ class Review:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5 = (
+            self.review_id,
+            self.product_id,
+            self.user_id,
+            self.rating,
+            self.comment,
+            self.helpful_votes,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+            and len(v4) <= _MAX_STR
+            and _MIN_INT <= v5 <= _MAX_INT
+        ):
+            return 8 + len(v0) + len(v1) + len(v2) + len(v4)
         return (
             2
-            + h.text_size(self.review_id)
-            + h.stored_size(self.product_id)
-            + h.stored_size(self.user_id)
-            + h.int_size(self.rating)
-            + h.text_size(self.comment)
-            + h.int_size(self.helpful_votes)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
+            + h.int_size(v3)
+            + h.text_size(v4)
+            + h.int_size(v5)
         )
+
+
+def _new_Review(
+    *,
+    review_id: str = "",
+    product_id: str,
+    user_id: str,
+    rating: int,
+    comment: str,
+    timestamp: datetime.datetime,
+    helpful_votes: int = 0,
+) -> Review:
+    _made = object.__new__(Review)
+    _made.review_id = review_id
+    _made.product_id = product_id
+    _made.user_id = user_id
+    _made.rating = rating
+    _made.comment = comment
+    _made.timestamp = timestamp
+    _made.helpful_votes = helpful_votes
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -134,6 +211,12 @@ class AverageRating(rt.Value):
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
         return 1 + h.stored_size(self.average_rating)
+
+
+def _new_AverageRating(*, average_rating: float) -> AverageRating:
+    _made = object.__new__(AverageRating)
+    _made.average_rating = average_rating
+    return _made
 
 
 def _to_json_Product(value: Product) -> dict[str, Any]:
@@ -1567,21 +1650,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_products(self) -> rt.Table[Product]:
-        table: rt.Table[Product] = self._tables["products"]
-        return table
-
-    @property
-    def t_reviews(self) -> rt.Table[Review]:
-        table: rt.Table[Review] = self._tables["reviews"]
-        return table
-
-    @property
-    def t_users(self) -> rt.Table[User]:
-        table: rt.Table[User] = self._tables["users"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "products": "t_products",
+        "reviews": "t_reviews",
+        "users": "t_users",
+    }
+    t_products: rt.Table[Product]
+    t_reviews: rt.Table[Review]
+    t_users: rt.Table[User]
 
     @property
     def s_now(self) -> datetime.datetime:
@@ -1600,7 +1677,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_product_by_name(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_by_name (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_by_name:
+        if not _ARGUMENTS_get_product_by_name.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_name: str
         given_product_name = given.get("product_name", _MISSING)
@@ -1621,7 +1698,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1636,7 +1713,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_by_name", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1662,7 +1745,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_product_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_by_id:
+        if not _ARGUMENTS_get_product_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -1683,7 +1766,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1700,22 +1783,29 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                5
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["brand"])
-                + len(data["category"])
-                + len(data["description"])
-            )
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 5
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["brand"])
+                    + len(data["category"])
+                    + len(data["description"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1741,7 +1831,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_search_products_by_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_products_by_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_products_by_category:
+        if not _ARGUMENTS_search_products_by_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         category: str
         given_category = given.get("category", _MISSING)
@@ -1758,7 +1848,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1773,7 +1863,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_products_by_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1807,7 +1903,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1822,7 +1918,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_products", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1848,7 +1950,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_reviews_by_product_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_reviews_by_product_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_reviews_by_product_id:
+        if not _ARGUMENTS_get_reviews_by_product_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -1869,7 +1971,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1884,7 +1986,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_reviews_by_product_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1912,7 +2020,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_reviews_by_product_name(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_reviews_by_product_name (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_reviews_by_product_name:
+        if not _ARGUMENTS_get_reviews_by_product_name.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_name: str
         given_product_name = given.get("product_name", _MISSING)
@@ -1933,7 +2041,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1948,7 +2056,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_reviews_by_product_name", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1976,7 +2090,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_review_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_review_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_review_by_id:
+        if not _ARGUMENTS_get_review_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         review_id: str
         given_review_id = given.get("review_id", _MISSING)
@@ -1997,7 +2111,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2016,28 +2130,35 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["review_id"])
-                + len(data["product_id"])
-                + len(data["user_id"])
-                + len(data["comment"])
-                + len(data["timestamp"])
-            )
+            total = 7
             v = data["rating"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["helpful_votes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["review_id"])
+                    + len(data["product_id"])
+                    + len(data["user_id"])
+                    + len(data["comment"])
+                    + len(data["timestamp"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_review_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2063,7 +2184,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_user_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_user_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_user_by_id:
+        if not _ARGUMENTS_get_user_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -2080,7 +2201,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2097,17 +2218,27 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["user_id"]) + len(data["username"]) + len(data["account_status"])
+            total = 5
             v = data["purchase_history"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["user_id"]) + len(data["username"]) + len(data["account_status"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_user_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2136,7 +2267,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_check_user_purchase_history(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_user_purchase_history (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_user_purchase_history:
+        if not _ARGUMENTS_check_user_purchase_history.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -2167,7 +2298,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2182,7 +2313,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_user_purchase_history", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2220,7 +2357,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_get_average_rating_for_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_average_rating_for_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_average_rating_for_product:
+        if not _ARGUMENTS_get_average_rating_for_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str | None
         given_product_id = given.get("product_id", _MISSING)
@@ -2259,7 +2396,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2280,7 +2417,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_average_rating_for_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2314,7 +2457,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2329,7 +2472,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_most_helpful_reviews", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2365,7 +2514,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_submit_review(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for submit_review (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_submit_review:
+        if not _ARGUMENTS_submit_review.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         user_id: str
         given_user_id = given.get("user_id", _MISSING)
@@ -2421,7 +2570,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2444,28 +2593,35 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["review_id"])
-                + len(data["product_id"])
-                + len(data["user_id"])
-                + len(data["comment"])
-                + len(data["timestamp"])
-            )
+            total = 7
             v = data["rating"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["helpful_votes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["review_id"])
+                    + len(data["product_id"])
+                    + len(data["user_id"])
+                    + len(data["comment"])
+                    + len(data["timestamp"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("submit_review", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2513,7 +2669,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_edit_review(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for edit_review (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_edit_review:
+        if not _ARGUMENTS_edit_review.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         review_id: str
         given_review_id = given.get("review_id", _MISSING)
@@ -2577,7 +2733,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2600,28 +2756,35 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["review_id"])
-                + len(data["product_id"])
-                + len(data["user_id"])
-                + len(data["comment"])
-                + len(data["timestamp"])
-            )
+            total = 7
             v = data["rating"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["helpful_votes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["review_id"])
+                    + len(data["product_id"])
+                    + len(data["user_id"])
+                    + len(data["comment"])
+                    + len(data["timestamp"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("edit_review", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2650,7 +2813,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_delete_review(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for delete_review (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_delete_review:
+        if not _ARGUMENTS_delete_review.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         review_id: str
         given_review_id = given.get("review_id", _MISSING)
@@ -2685,7 +2848,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2700,7 +2863,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("delete_review", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2726,7 +2895,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_increment_helpful_vote(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for increment_helpful_vote (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_increment_helpful_vote:
+        if not _ARGUMENTS_increment_helpful_vote.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         review_id: str
         given_review_id = given.get("review_id", _MISSING)
@@ -2747,7 +2916,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2768,28 +2937,35 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["review_id"])
-                + len(data["product_id"])
-                + len(data["user_id"])
-                + len(data["comment"])
-                + len(data["timestamp"])
-            )
+            total = 7
             v = data["rating"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["helpful_votes"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["review_id"])
+                    + len(data["product_id"])
+                    + len(data["user_id"])
+                    + len(data["comment"])
+                    + len(data["timestamp"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("increment_helpful_vote", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2821,7 +2997,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_bulk_delete_reviews_by_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for bulk_delete_reviews_by_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_bulk_delete_reviews_by_product:
+        if not _ARGUMENTS_bulk_delete_reviews_by_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -2856,7 +3032,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2871,7 +3047,13 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("bulk_delete_reviews_by_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2905,7 +3087,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_update_product_info(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_product_info (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_product_info:
+        if not _ARGUMENTS_update_product_info.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -2933,7 +3115,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2952,22 +3134,29 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                5
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["brand"])
-                + len(data["category"])
-                + len(data["description"])
-            )
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 5
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["brand"])
+                    + len(data["category"])
+                    + len(data["description"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_product_info", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3008,7 +3197,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _call_add_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_product:
+        if not _ARGUMENTS_add_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -3077,7 +3266,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3102,22 +3291,29 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                5
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["brand"])
-                + len(data["category"])
-                + len(data["description"])
-            )
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 5
+            if total + 5 * _MAX_STR > size_budget:
+                total += (
+                    len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["brand"])
+                    + len(data["category"])
+                    + len(data["description"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3160,14 +3356,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_product_by_id(self, product_id: str) -> Product:
         if not (product_id != ""):
-            raise rt.Fail(
-                "Product ID is required", site=0
-            )  # ecommerce_product_review_system.env:143
-        self._hit(0)
-        p = self.t_products.get(product_id)
+            raise rt.Fail("Product ID is required", 0)  # ecommerce_product_review_system.env:143
+        if self.coverage is not None:
+            self._hit(0)
+        p = self.t_products._rows.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found", site=1)  # ecommerce_product_review_system.env:144
-        self._hit(1)
+            raise rt.Fail("Product not found", 1)  # ecommerce_product_review_system.env:144
+        if self.coverage is not None:
+            self._hit(1)
         return p
 
     def _impl_search_products_by_category(self, category: str) -> list[Product]:
@@ -3178,8 +3374,9 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _impl_get_reviews_by_product_id(self, product_id: str) -> list[Review]:
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found", site=2)  # ecommerce_product_review_system.env:162
-        self._hit(2)
+            raise rt.Fail("Product not found", 2)  # ecommerce_product_review_system.env:162
+        if self.coverage is not None:
+            self._hit(2)
         return self._fn_reviews_of(product_id=product_id)
 
     def _impl_get_reviews_by_product_name(self, product_name: str) -> list[Review]:
@@ -3187,37 +3384,41 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             p.product_id for p in self._it(self.t_products.rows()) if (p.name == product_name)
         ]
         if not (len(ids) > 0):
-            raise rt.Fail("Product not found", site=3)  # ecommerce_product_review_system.env:170
-        self._hit(3)
+            raise rt.Fail("Product not found", 3)  # ecommerce_product_review_system.env:170
+        if self.coverage is not None:
+            self._hit(3)
         return [r for r in self._it(self.t_reviews.rows()) if (r.product_id in ids)]
 
     def _impl_get_review_by_id(self, review_id: str) -> Review:
         if not (review_id != ""):
-            raise rt.Fail(
-                "Review ID cannot be empty", site=4
-            )  # ecommerce_product_review_system.env:176
-        self._hit(4)
-        r = self.t_reviews.get(review_id)
+            raise rt.Fail("Review ID cannot be empty", 4)  # ecommerce_product_review_system.env:176
+        if self.coverage is not None:
+            self._hit(4)
+        r = self.t_reviews._rows.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=5)  # ecommerce_product_review_system.env:177
-        self._hit(5)
+            raise rt.Fail("Review not found", 5)  # ecommerce_product_review_system.env:177
+        if self.coverage is not None:
+            self._hit(5)
         return r
 
     def _impl_get_user_by_id(self, user_id: str) -> User:
-        u = self.t_users.get(user_id)
+        u = self.t_users._rows.get(user_id)
         if u is None:
-            raise rt.Fail("User not found", site=6)  # ecommerce_product_review_system.env:183
-        self._hit(6)
+            raise rt.Fail("User not found", 6)  # ecommerce_product_review_system.env:183
+        if self.coverage is not None:
+            self._hit(6)
         return u
 
     def _impl_check_user_purchase_history(self, user_id: str, product_id: str) -> bool:
-        u = self.t_users.get(user_id)
+        u = self.t_users._rows.get(user_id)
         if u is None:
-            raise rt.Fail("User not found", site=7)  # ecommerce_product_review_system.env:190
-        self._hit(7)
+            raise rt.Fail("User not found", 7)  # ecommerce_product_review_system.env:190
+        if self.coverage is not None:
+            self._hit(7)
         if not (product_id in self.t_products):
-            raise rt.Fail("Product not found", site=8)  # ecommerce_product_review_system.env:191
-        self._hit(8)
+            raise rt.Fail("Product not found", 8)  # ecommerce_product_review_system.env:191
+        if self.coverage is not None:
+            self._hit(8)
         return product_id in u.purchase_history
 
     def _impl_get_average_rating_for_product(
@@ -3225,16 +3426,16 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     ) -> AverageRating:
         if not (product_id is not None or product_name is not None):
             raise rt.Fail(
-                "Either product_id or product_name must be provided.", site=9
+                "Either product_id or product_name must be provided.", 9
             )  # ecommerce_product_review_system.env:202
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         target: str = ""
         if product_id is not None:
             if not (h.unwrap(product_id) in self.t_products):
-                raise rt.Fail(
-                    "Product not found.", site=10
-                )  # ecommerce_product_review_system.env:206
-            self._hit(10)
+                raise rt.Fail("Product not found.", 10)  # ecommerce_product_review_system.env:206
+            if self.coverage is not None:
+                self._hit(10)
             target = h.unwrap(product_id)
         else:
             matches: list[Product] = [
@@ -3242,9 +3443,10 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             ]
             if not (len(matches) > 0):
                 raise rt.Fail(
-                    ("No product found with name '" + h.to_str(product_name) + "'."), site=11
+                    ("No product found with name '" + h.to_str(product_name) + "'."), 11
                 )  # ecommerce_product_review_system.env:210
-            self._hit(11)
+            if self.coverage is not None:
+                self._hit(11)
             if not (len(matches) == 1):
                 raise rt.Fail(
                     (
@@ -3252,14 +3454,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                         + h.to_str(product_name)
                         + "'. Please use product_id to disambiguate."
                     ),
-                    site=12,
+                    12,
                 )  # ecommerce_product_review_system.env:211
-            self._hit(12)
+            if self.coverage is not None:
+                self._hit(12)
             target = h.at(matches, 0).product_id
         rs: list[Review] = self._fn_reviews_of(product_id=target)
         if len(rs) == 0:
-            return AverageRating(average_rating=0.0)
-        return AverageRating(
+            return _new_AverageRating(average_rating=0.0)
+        return _new_AverageRating(
             average_rating=round(h.div(sum((r.rating for r in self._it(list(rs)))), len(rs)), 2)
         )
 
@@ -3270,31 +3473,34 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self, user_id: str, product_id: str, rating: int, comment: str
     ) -> Review:
         if not (product_id in self.t_products):
-            raise rt.Fail(
-                "Product does not exist", site=13
-            )  # ecommerce_product_review_system.env:239
-        self._hit(13)
-        u = self.t_users.get(user_id)
+            raise rt.Fail("Product does not exist", 13)  # ecommerce_product_review_system.env:239
+        if self.coverage is not None:
+            self._hit(13)
+        u = self.t_users._rows.get(user_id)
         if u is None:
-            raise rt.Fail("User does not exist", site=14)  # ecommerce_product_review_system.env:240
-        self._hit(14)
+            raise rt.Fail("User does not exist", 14)  # ecommerce_product_review_system.env:240
+        if self.coverage is not None:
+            self._hit(14)
         if not (u.account_status == AccountStatus.active):
             raise rt.Fail(
-                "User account is not active", site=15
+                "User account is not active", 15
             )  # ecommerce_product_review_system.env:245
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         if not (product_id in u.purchase_history):
             raise rt.Fail(
-                "User has not purchased this product", site=16
+                "User has not purchased this product", 16
             )  # ecommerce_product_review_system.env:246
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         if not (1 <= rating <= 5):
             raise rt.Fail(
-                "Rating must be an integer between 1 and 5", site=17
+                "Rating must be an integer between 1 and 5", 17
             )  # ecommerce_product_review_system.env:247
-        self._hit(17)
+        if self.coverage is not None:
+            self._hit(17)
         return self._insert_reviews(
-            Review(
+            _new_Review(
                 product_id=product_id,
                 user_id=user_id,
                 rating=rating,
@@ -3306,84 +3512,93 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
     def _impl_edit_review(
         self, review_id: str, user_id: str, new_comment: str | None, new_rating: int | None
     ) -> Review:
-        r = self.t_reviews.get(review_id)
+        r = self.t_reviews._rows.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=18)  # ecommerce_product_review_system.env:261
-        self._hit(18)
-        u = self.t_users.get(user_id)
+            raise rt.Fail("Review not found", 18)  # ecommerce_product_review_system.env:261
+        if self.coverage is not None:
+            self._hit(18)
+        u = self.t_users._rows.get(user_id)
         if u is None:
             raise rt.Fail(
-                "User not authorized to edit this review", site=19
+                "User not authorized to edit this review", 19
             )  # ecommerce_product_review_system.env:266
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail(
-                "User not authorized to edit this review", site=20
+                "User not authorized to edit this review", 20
             )  # ecommerce_product_review_system.env:267
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         if not (new_comment is not None or new_rating is not None):
-            raise rt.Fail("No changes provided", site=21)  # ecommerce_product_review_system.env:268
-        self._hit(21)
+            raise rt.Fail("No changes provided", 21)  # ecommerce_product_review_system.env:268
+        if self.coverage is not None:
+            self._hit(21)
         if new_rating is not None:
             if not (1 <= h.unwrap(new_rating) <= 5):
                 raise rt.Fail(
-                    "Rating must be between 1 and 5", site=22
+                    "Rating must be between 1 and 5", 22
                 )  # ecommerce_product_review_system.env:270
-            self._hit(22)
+            if self.coverage is not None:
+                self._hit(22)
             self._write_reviews_rating(r, h.unwrap(new_rating))
         if new_comment is not None:
             self._write_reviews_comment(r, h.unwrap(new_comment))
         return r
 
     def _impl_delete_review(self, review_id: str, requester_user_id: str) -> str:
-        r = self.t_reviews.get(review_id)
+        r = self.t_reviews._rows.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=23)  # ecommerce_product_review_system.env:284
-        self._hit(23)
-        u = self.t_users.get(requester_user_id)
+            raise rt.Fail("Review not found", 23)  # ecommerce_product_review_system.env:284
+        if self.coverage is not None:
+            self._hit(23)
+        u = self.t_users._rows.get(requester_user_id)
         if u is None:
             raise rt.Fail(
-                "Permission denied: Only the review owner can delete this review", site=24
+                "Permission denied: Only the review owner can delete this review", 24
             )  # ecommerce_product_review_system.env:285
-        self._hit(24)
+        if self.coverage is not None:
+            self._hit(24)
         if not self._fn_can_moderate(u=u, r=r):
             raise rt.Fail(
-                "Permission denied: Only the review owner can delete this review", site=25
+                "Permission denied: Only the review owner can delete this review", 25
             )  # ecommerce_product_review_system.env:289
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         self._delete("reviews", review_id)
         return "Review deleted successfully"
 
     def _impl_increment_helpful_vote(self, review_id: str) -> Review:
-        r = self.t_reviews.get(review_id)
+        r = self.t_reviews._rows.get(review_id)
         if r is None:
-            raise rt.Fail("Review not found", site=26)  # ecommerce_product_review_system.env:297
-        self._hit(26)
+            raise rt.Fail("Review not found", 26)  # ecommerce_product_review_system.env:297
+        if self.coverage is not None:
+            self._hit(26)
         self._write_reviews_helpful_votes(r, r.helpful_votes + 1)
         return r
 
     def _impl_bulk_delete_reviews_by_product(self, product_id: str, admin_user_id: str) -> str:
         if not (product_id in self.t_products):
-            raise rt.Fail(
-                "Product does not exist", site=27
-            )  # ecommerce_product_review_system.env:308
-        self._hit(27)
-        admin = self.t_users.get(admin_user_id)
+            raise rt.Fail("Product does not exist", 27)  # ecommerce_product_review_system.env:308
+        if self.coverage is not None:
+            self._hit(27)
+        admin = self.t_users._rows.get(admin_user_id)
         if admin is None:
             raise rt.Fail(
-                "Admin user does not exist", site=28
+                "Admin user does not exist", 28
             )  # ecommerce_product_review_system.env:309
-        self._hit(28)
+        if self.coverage is not None:
+            self._hit(28)
         if not (admin.account_status == AccountStatus.active):
-            raise rt.Fail(
-                "Admin user is not active", site=29
-            )  # ecommerce_product_review_system.env:312
-        self._hit(29)
+            raise rt.Fail("Admin user is not active", 29)  # ecommerce_product_review_system.env:312
+        if self.coverage is not None:
+            self._hit(29)
         if not admin.is_admin:
             raise rt.Fail(
-                "Only admin users may bulk-delete reviews", site=30
+                "Only admin users may bulk-delete reviews", 30
             )  # ecommerce_product_review_system.env:313
-        self._hit(30)
+        if self.coverage is not None:
+            self._hit(30)
         doomed: list[str] = [
             r.review_id for r in self._it(self.t_reviews.rows()) if (r.product_id == product_id)
         ]
@@ -3398,17 +3613,19 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         )
 
     def _impl_update_product_info(self, product_id: str, updates: dict[str, str]) -> Product:
-        p = self.t_products.get(product_id)
+        p = self.t_products._rows.get(product_id)
         if p is None:
-            raise rt.Fail("Product not found", site=31)  # ecommerce_product_review_system.env:327
-        self._hit(31)
+            raise rt.Fail("Product not found", 31)  # ecommerce_product_review_system.env:327
+        if self.coverage is not None:
+            self._hit(31)
         for k in self._it(list(["name", "brand", "category"])):
             if k in updates:
                 if not (h.lookup(updates, k).strip() != ""):
                     raise rt.Fail(
-                        ("The product " + h.to_str(k) + " cannot be empty"), site=32
+                        ("The product " + h.to_str(k) + " cannot be empty"), 32
                     )  # ecommerce_product_review_system.env:330
-                self._hit(32)
+                if self.coverage is not None:
+                    self._hit(32)
         if "name" in updates:
             self._write_products_name(p, h.lookup(updates, "name"))
         if "brand" in updates:
@@ -3429,16 +3646,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
             and category.strip() != ""
         ):
             raise rt.Fail(
-                "Missing required fields: product_id, name, brand, or category", site=33
+                "Missing required fields: product_id, name, brand, or category", 33
             )  # ecommerce_product_review_system.env:357
-        self._hit(33)
+        if self.coverage is not None:
+            self._hit(33)
         if not (product_id not in self.t_products):
             raise rt.Fail(
-                "Product with this product_id already exists", site=34
+                "Product with this product_id already exists", 34
             )  # ecommerce_product_review_system.env:361
-        self._hit(34)
+        if self.coverage is not None:
+            self._hit(34)
         return self._insert_products(
-            Product(
+            _new_Product(
                 product_id=product_id,
                 name=name,
                 brand=brand,
@@ -3452,14 +3671,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     product_id="P001",
                     name="ProForm Treadmill",
                     brand="ProForm",
                     category="fitness equipment",
                     description="Folding treadmill, 12 mph",
                 ),
-                Product(
+                _new_Product(
                     product_id="P002",
                     name="Yoga Mat Pro",
                     brand="Manduka",
@@ -3471,14 +3690,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="U1", username="jon", purchase_history=["P001"]),
-                User(user_id="U2", username="maya", purchase_history=["P001", "P002"]),
+                _new_User(user_id="U1", username="jon", purchase_history=["P001"]),
+                _new_User(user_id="U2", username="maya", purchase_history=["P001", "P002"]),
             ],
         )
         self.load_rows(
             "reviews",
             [
-                Review(
+                _new_Review(
                     review_id="REV-0001",
                     product_id="P001",
                     user_id="U1",
@@ -3536,14 +3755,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     product_id="P002",
                     name="Yoga Mat Pro",
                     brand="Manduka",
                     category="fitness equipment",
                     description="6mm natural rubber mat",
                 ),
-                Product(
+                _new_Product(
                     product_id="P003",
                     name="Kettlebell 16kg",
                     brand="IronCore",
@@ -3555,15 +3774,15 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="A1", username="mod_ana", is_admin=True),
-                User(user_id="U3", username="lea", purchase_history=["P002", "P003"]),
-                User(user_id="U4", username="sam", purchase_history=["P003"]),
+                _new_User(user_id="A1", username="mod_ana", is_admin=True),
+                _new_User(user_id="U3", username="lea", purchase_history=["P002", "P003"]),
+                _new_User(user_id="U4", username="sam", purchase_history=["P003"]),
             ],
         )
         self.load_rows(
             "reviews",
             [
-                Review(
+                _new_Review(
                     review_id="REV-0001",
                     product_id="P003",
                     user_id="U3",
@@ -3571,7 +3790,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     comment="Handle cracked.",
                     timestamp=h.datetime("2024-06-10T08:00:00Z"),
                 ),
-                Review(
+                _new_Review(
                     review_id="REV-0002",
                     product_id="P003",
                     user_id="U4",
@@ -3579,7 +3798,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     comment="Good grip.",
                     timestamp=h.datetime("2024-06-12T08:00:00Z"),
                 ),
-                Review(
+                _new_Review(
                     review_id="REV-0003",
                     product_id="P002",
                     user_id="U3",
@@ -3621,14 +3840,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     product_id="P004",
                     name="Resistance Bands",
                     brand="FitLoop",
                     category="fitness equipment",
                     description="Set of 5 bands",
                 ),
-                Product(
+                _new_Product(
                     product_id="P005",
                     name="Balance Board",
                     brand="Revbalance",
@@ -3640,14 +3859,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="A1", username="mod_ana", is_admin=True),
-                User(user_id="U5", username="kim", purchase_history=["P004"]),
+                _new_User(user_id="A1", username="mod_ana", is_admin=True),
+                _new_User(user_id="U5", username="kim", purchase_history=["P004"]),
             ],
         )
         self.load_rows(
             "reviews",
             [
-                Review(
+                _new_Review(
                     review_id="REV-0001",
                     product_id="P004",
                     user_id="U5",
@@ -3705,7 +3924,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     product_id="P006",
                     name="Speed Jump Rope",
                     brand="RopeCo",
@@ -3717,27 +3936,27 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         self.load_rows(
             "users",
             [
-                User(user_id="A1", username="mod_ana", is_admin=True),
-                User(
+                _new_User(user_id="A1", username="mod_ana", is_admin=True),
+                _new_User(
                     user_id="A2",
                     username="mod_old",
                     is_admin=True,
                     account_status=AccountStatus.suspended,
                 ),
-                User(
+                _new_User(
                     user_id="U6",
                     username="spam4u",
                     account_status=AccountStatus.suspended,
                     purchase_history=["P006"],
                 ),
-                User(user_id="U7", username="lea", purchase_history=["P006"]),
-                User(user_id="U8", username="sam", purchase_history=["P006"]),
+                _new_User(user_id="U7", username="lea", purchase_history=["P006"]),
+                _new_User(user_id="U8", username="sam", purchase_history=["P006"]),
             ],
         )
         self.load_rows(
             "reviews",
             [
-                Review(
+                _new_Review(
                     review_id="REV-0001",
                     product_id="P006",
                     user_id="U6",
@@ -3745,7 +3964,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     comment="Buy cheap ropes at spam.example!",
                     timestamp=h.datetime("2024-08-20T08:00:00Z"),
                 ),
-                Review(
+                _new_Review(
                     review_id="REV-0002",
                     product_id="P006",
                     user_id="U7",
@@ -3753,7 +3972,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                     comment="Too short for me.",
                     timestamp=h.datetime("2024-08-22T08:00:00Z"),
                 ),
-                Review(
+                _new_Review(
                     review_id="REV-0003",
                     product_id="P006",
                     user_id="U8",
@@ -3992,8 +4211,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.rating
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("reviews", row.review_id, row, "rating", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.review_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "reviews", key, row, "rating", old))
+        touched = self._touched
+        originals = touched.get(("reviews", key))
+        if originals is None:
+            touched[("reviews", key)] = {"rating": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("rating", old)
         row.rating = value
 
     def _write_reviews_comment(self, row: Review, value: str) -> None:
@@ -4001,8 +4230,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.comment
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("reviews", row.review_id, row, "comment", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.review_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "reviews", key, row, "comment", old))
+        touched = self._touched
+        originals = touched.get(("reviews", key))
+        if originals is None:
+            touched[("reviews", key)] = {"comment": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("comment", old)
         row.comment = value
 
     def _write_reviews_helpful_votes(self, row: Review, value: int) -> None:
@@ -4010,8 +4249,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.helpful_votes
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("reviews", row.review_id, row, "helpful_votes", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.review_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "reviews", key, row, "helpful_votes", old))
+        touched = self._touched
+        originals = touched.get(("reviews", key))
+        if originals is None:
+            touched[("reviews", key)] = {"helpful_votes": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("helpful_votes", old)
         row.helpful_votes = value
 
     def _write_products_name(self, row: Product, value: str) -> None:
@@ -4019,8 +4268,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.name
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.product_id, row, "name", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.product_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "name", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"name": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("name", old)
         row.name = value
 
     def _write_products_brand(self, row: Product, value: str) -> None:
@@ -4028,8 +4287,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.brand
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.product_id, row, "brand", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.product_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "brand", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"brand": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("brand", old)
         row.brand = value
 
     def _write_products_category(self, row: Product, value: str) -> None:
@@ -4037,8 +4306,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.category
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.product_id, row, "category", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.product_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "category", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"category": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("category", old)
         row.category = value
 
     def _write_products_description(self, row: Product, value: str) -> None:
@@ -4046,8 +4325,18 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         old = row.description
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.product_id, row, "description", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.product_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "description", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"description": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("description", old)
         row.description = value
 
     def _insert_reviews(self, row: Review) -> Review:
@@ -4056,13 +4345,27 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.review_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "reviews", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "reviews", counter))
+            while True:
+                counter += 1
+                key = "REV-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.review_id = key
-        if key in table:
-            raise rt.Fail(f"Review {key!r} already exists", rule="key: Review")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"Review {key!r} already exists", rule="key: Review")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "reviews", key))
@@ -4074,9 +4377,16 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
         table = self._tables["products"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.product_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Product {key!r} already exists", rule="key: Product")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "products", key))
@@ -4085,52 +4395,46 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "products":
-                self._rules_products(key, originals)
+                table = self._tables["products"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Product_0(row):
+                    self._row_invariant_failed(
+                        "products", row, "product_id, name, brand and category are not empty"
+                    )
             elif table_name == "reviews":
-                self._rules_reviews(key, originals)
+                table = self._tables["reviews"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "product_id" in originals:
+                    parent = row.product_id
+                    if parent not in self._tables["products"]._rows:
+                        raise _missing_parent(
+                            table.schema, "product_id", self._tables["products"], parent
+                        )
+                if originals is _INSERTED or "user_id" in originals:
+                    parent = row.user_id
+                    if parent not in self._tables["users"]._rows:
+                        raise _missing_parent(
+                            table.schema, "user_id", self._tables["users"], parent
+                        )
+                if not self._rowinv_Review_0(row):
+                    self._row_invariant_failed(
+                        "reviews", row, "rating must be between 1 and 5 stars"
+                    )
+                if not self._rowinv_Review_1(row):
+                    self._row_invariant_failed("reviews", row, "helpful votes are never negative")
+                if not self._rowinv_Review_2(row):
+                    self._row_invariant_failed(
+                        "reviews", row, "a review's author has purchased the product"
+                    )
             elif table_name == "users":
-                self._rules_users(key, originals)
-
-    def _rules_products(self, key: Any, originals: Any) -> None:
-        "The rules of a row of products the call touched (Environment._verify_touched)."
-        table = self._tables["products"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Product_0(row):
-            self._row_invariant_failed(
-                "products", row, "product_id, name, brand and category are not empty"
-            )
-
-    def _rules_reviews(self, key: Any, originals: Any) -> None:
-        "The rules of a row of reviews the call touched (Environment._verify_touched)."
-        table = self._tables["reviews"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "product_id" in originals:
-            parent = row.product_id
-            if parent not in self._tables["products"]:
-                raise _missing_parent(table.schema, "product_id", self._tables["products"], parent)
-        if originals is _INSERTED or "user_id" in originals:
-            parent = row.user_id
-            if parent not in self._tables["users"]:
-                raise _missing_parent(table.schema, "user_id", self._tables["users"], parent)
-        if not self._rowinv_Review_0(row):
-            self._row_invariant_failed("reviews", row, "rating must be between 1 and 5 stars")
-        if not self._rowinv_Review_1(row):
-            self._row_invariant_failed("reviews", row, "helpful votes are never negative")
-        if not self._rowinv_Review_2(row):
-            self._row_invariant_failed(
-                "reviews", row, "a review's author has purchased the product"
-            )
-
-    def _rules_users(self, key: Any, originals: Any) -> None:
-        "The rules of a row of users the call touched (Environment._verify_touched)."
-        table = self._tables["users"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        self._verify_nested_refs("users", row)
+                table = self._tables["users"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                self._verify_nested_refs("users", row)

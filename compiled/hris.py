@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import shared_unique as _shared_unique
 from envdsl.runtime.call_support import (
@@ -19,11 +20,13 @@ from envdsl.runtime.call_support import (
     MIN_INT as _MIN_INT,
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
-    budget as _budget,
+    per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -72,7 +75,20 @@ class EmploymentStatus:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.status_type) + h.text_size(self.description)
+        v0, v1 = self.status_type, self.description
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 4 + len(v0) + len(v1)
+        return 2 + h.text_size(v0) + h.text_size(v1)
+
+
+def _new_EmploymentStatus(
+    *, status_type: str, description: str, is_active: bool
+) -> EmploymentStatus:
+    _made = object.__new__(EmploymentStatus)
+    _made.status_type = status_type
+    _made.description = description
+    _made.is_active = is_active
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -84,13 +100,23 @@ class Department:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.department_id, self.department_name, self.location
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + len(v2) + h.stored_size(self.manager_id)
         return (
-            1
-            + h.text_size(self.department_id)
-            + h.text_size(self.department_name)
-            + h.stored_size(self.manager_id)
-            + h.text_size(self.location)
+            1 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.stored_size(self.manager_id)
         )
+
+
+def _new_Department(
+    *, department_id: str, department_name: str, manager_id: str | None = None, location: str
+) -> Department:
+    _made = object.__new__(Department)
+    _made.department_id = department_id
+    _made.department_name = department_name
+    _made.manager_id = manager_id
+    _made.location = location
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -103,14 +129,41 @@ class JobPosition:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.job_title, self.department_id, self.required_qualification
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return (
+                4
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + h.stored_size(self.salary_range_min)
+                + h.stored_size(self.salary_range_max)
+            )
         return (
             1
-            + h.text_size(self.job_title)
-            + h.stored_size(self.department_id)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.text_size(v2)
             + h.stored_size(self.salary_range_min)
             + h.stored_size(self.salary_range_max)
-            + h.text_size(self.required_qualification)
         )
+
+
+def _new_JobPosition(
+    *,
+    job_title: str,
+    department_id: str,
+    salary_range_min: float,
+    salary_range_max: float,
+    required_qualification: str,
+) -> JobPosition:
+    _made = object.__new__(JobPosition)
+    _made.job_title = job_title
+    _made.department_id = department_id
+    _made.salary_range_min = salary_range_min
+    _made.salary_range_max = salary_range_max
+    _made.required_qualification = required_qualification
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -132,21 +185,95 @@ class Employee:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5, v6, v7, v8, v9 = (
+            self.employee_id,
+            self.first_name,
+            self.last_name,
+            self.gender,
+            self.job_title,
+            self.department,
+            self.employment_status,
+            self.work_email,
+            self.phone_number,
+            self.address,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+            and len(v5) <= _MAX_STR
+            and len(v6) <= _MAX_STR
+            and len(v7) <= _MAX_STR
+            and len(v8) <= _MAX_STR
+            and len(v9) <= _MAX_STR
+        ):
+            return (
+                13
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v4)
+                + len(v5)
+                + len(v6)
+                + len(v7)
+                + len(v8)
+                + len(v9)
+                + h.stored_size(self.manager_id)
+                + h.stored_size(self.salary)
+            )
         return (
             3
-            + h.text_size(self.employee_id)
-            + h.text_size(self.first_name)
-            + h.text_size(self.last_name)
-            + h.text_size(self.gender)
-            + h.stored_size(self.job_title)
-            + h.stored_size(self.department)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.stored_size(v4)
+            + h.stored_size(v5)
+            + h.stored_size(v6)
+            + h.text_size(v7)
+            + h.text_size(v8)
+            + h.text_size(v9)
             + h.stored_size(self.manager_id)
-            + h.stored_size(self.employment_status)
             + h.stored_size(self.salary)
-            + h.text_size(self.work_email)
-            + h.text_size(self.phone_number)
-            + h.text_size(self.address)
         )
+
+
+def _new_Employee(
+    *,
+    employee_id: str,
+    first_name: str,
+    last_name: str,
+    date_of_birth: datetime.date,
+    gender: str,
+    hire_date: datetime.date,
+    job_title: str,
+    department: str,
+    manager_id: str | None = None,
+    employment_status: str,
+    salary: float,
+    work_email: str,
+    phone_number: str,
+    address: str,
+) -> Employee:
+    _made = object.__new__(Employee)
+    _made.employee_id = employee_id
+    _made.first_name = first_name
+    _made.last_name = last_name
+    _made.date_of_birth = date_of_birth
+    _made.gender = gender
+    _made.hire_date = hire_date
+    _made.job_title = job_title
+    _made.department = department
+    _made.manager_id = manager_id
+    _made.employment_status = employment_status
+    _made.salary = salary
+    _made.work_email = work_email
+    _made.phone_number = phone_number
+    _made.address = address
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -168,21 +295,95 @@ class EmployeeData(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5, v6, v7, v8, v9 = (
+            self.employee_id,
+            self.first_name,
+            self.last_name,
+            self.gender,
+            self.job_title,
+            self.department,
+            self.employment_status,
+            self.work_email,
+            self.phone_number,
+            self.address,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and len(v4) <= _MAX_STR
+            and len(v5) <= _MAX_STR
+            and len(v6) <= _MAX_STR
+            and len(v7) <= _MAX_STR
+            and len(v8) <= _MAX_STR
+            and len(v9) <= _MAX_STR
+        ):
+            return (
+                13
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v4)
+                + len(v5)
+                + len(v6)
+                + len(v7)
+                + len(v8)
+                + len(v9)
+                + h.stored_size(self.manager_id)
+                + h.stored_size(self.salary)
+            )
         return (
             3
-            + h.text_size(self.employee_id)
-            + h.text_size(self.first_name)
-            + h.text_size(self.last_name)
-            + h.text_size(self.gender)
-            + h.text_size(self.job_title)
-            + h.text_size(self.department)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.text_size(v4)
+            + h.text_size(v5)
+            + h.text_size(v6)
+            + h.text_size(v7)
+            + h.text_size(v8)
+            + h.text_size(v9)
             + h.stored_size(self.manager_id)
-            + h.text_size(self.employment_status)
             + h.stored_size(self.salary)
-            + h.text_size(self.work_email)
-            + h.text_size(self.phone_number)
-            + h.text_size(self.address)
         )
+
+
+def _new_EmployeeData(
+    *,
+    employee_id: str,
+    first_name: str,
+    last_name: str,
+    date_of_birth: datetime.date,
+    gender: str,
+    hire_date: datetime.date,
+    job_title: str,
+    department: str,
+    manager_id: str | None = None,
+    employment_status: str,
+    salary: float,
+    work_email: str,
+    phone_number: str,
+    address: str,
+) -> EmployeeData:
+    _made = object.__new__(EmployeeData)
+    _made.employee_id = employee_id
+    _made.first_name = first_name
+    _made.last_name = last_name
+    _made.date_of_birth = date_of_birth
+    _made.gender = gender
+    _made.hire_date = hire_date
+    _made.job_title = job_title
+    _made.department = department
+    _made.manager_id = manager_id
+    _made.employment_status = employment_status
+    _made.salary = salary
+    _made.work_email = work_email
+    _made.phone_number = phone_number
+    _made.address = address
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -194,6 +395,12 @@ class Eligibility(rt.Value):
         return 2
 
 
+def _new_Eligibility(*, eligible: bool) -> Eligibility:
+    _made = object.__new__(Eligibility)
+    _made.eligible = eligible
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class SalaryValidity(rt.Value):
     is_valid: bool
@@ -201,6 +408,12 @@ class SalaryValidity(rt.Value):
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
         return 2
+
+
+def _new_SalaryValidity(*, is_valid: bool) -> SalaryValidity:
+    _made = object.__new__(SalaryValidity)
+    _made.is_valid = is_valid
+    return _made
 
 
 def _to_json_EmploymentStatus(value: EmploymentStatus) -> dict[str, Any]:
@@ -2202,26 +2415,17 @@ class HRISEnv(rt.Environment):
         ("remove_employee_record", 508, "require", 'employee_id != ""'),
         ("remove_employee_record", 509, "require", "employee_id in employees"),
     )
-
-    @property
-    def t_employees(self) -> rt.Table[Employee]:
-        table: rt.Table[Employee] = self._tables["employees"]
-        return table
-
-    @property
-    def t_departments(self) -> rt.Table[Department]:
-        table: rt.Table[Department] = self._tables["departments"]
-        return table
-
-    @property
-    def t_job_positions(self) -> rt.Table[JobPosition]:
-        table: rt.Table[JobPosition] = self._tables["job_positions"]
-        return table
-
-    @property
-    def t_employment_statuses(self) -> rt.Table[EmploymentStatus]:
-        table: rt.Table[EmploymentStatus] = self._tables["employment_statuses"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "employees": "t_employees",
+        "departments": "t_departments",
+        "job_positions": "t_job_positions",
+        "employment_statuses": "t_employment_statuses",
+    }
+    t_employees: rt.Table[Employee]
+    t_departments: rt.Table[Department]
+    t_job_positions: rt.Table[JobPosition]
+    t_employment_statuses: rt.Table[EmploymentStatus]
 
     @property
     def s_today(self) -> datetime.date:
@@ -2240,7 +2444,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_employee_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_employee_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_employee_by_id:
+        if not _ARGUMENTS_get_employee_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -2259,7 +2463,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2285,32 +2489,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_employee_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2336,7 +2547,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_employee_by_work_email(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_employee_by_work_email (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_employee_by_work_email:
+        if not _ARGUMENTS_get_employee_by_work_email.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         work_email: str
         given_work_email = given.get("work_email", _MISSING)
@@ -2355,7 +2566,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2381,32 +2592,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_employee_by_work_email", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2434,7 +2652,7 @@ class HRISEnv(rt.Environment):
 
     def _call_list_employees_by_department(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_employees_by_department (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_employees_by_department:
+        if not _ARGUMENTS_list_employees_by_department.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         department_id: str
         given_department_id = given.get("department_id", _MISSING)
@@ -2453,7 +2671,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2468,7 +2686,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_employees_by_department", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2496,7 +2720,7 @@ class HRISEnv(rt.Environment):
 
     def _call_list_employees_by_job_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_employees_by_job_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_employees_by_job_title:
+        if not _ARGUMENTS_list_employees_by_job_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         job_title: str
         given_job_title = given.get("job_title", _MISSING)
@@ -2515,7 +2739,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2530,7 +2754,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_employees_by_job_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2560,7 +2790,7 @@ class HRISEnv(rt.Environment):
 
     def _call_list_employees_by_employment_status(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_employees_by_employment_status (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_employees_by_employment_status:
+        if not _ARGUMENTS_list_employees_by_employment_status.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employment_status: str
         given_employment_status = given.get("employment_status", _MISSING)
@@ -2581,7 +2811,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2598,7 +2828,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_employees_by_employment_status", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2626,7 +2862,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_department_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_department_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_department_by_id:
+        if not _ARGUMENTS_get_department_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         department_id: str
         given_department_id = given.get("department_id", _MISSING)
@@ -2645,7 +2881,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2661,23 +2897,30 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                4
-                + len(data["department_id"])
-                + len(data["department_name"])
-                + len(data["location"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 4
+            if total + 4 * _MAX_STR > size_budget:
+                total += (
+                    len(data["department_id"])
+                    + len(data["department_name"])
+                    + len(data["location"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_department_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2703,7 +2946,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_department_by_name(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_department_by_name (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_department_by_name:
+        if not _ARGUMENTS_get_department_by_name.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         department_name: str
         given_department_name = given.get("department_name", _MISSING)
@@ -2724,7 +2967,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2740,23 +2983,30 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                4
-                + len(data["department_id"])
-                + len(data["department_name"])
-                + len(data["location"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 4
+            if total + 4 * _MAX_STR > size_budget:
+                total += (
+                    len(data["department_id"])
+                    + len(data["department_name"])
+                    + len(data["location"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_department_by_name", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2784,7 +3034,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_job_position_by_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_job_position_by_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_job_position_by_title:
+        if not _ARGUMENTS_get_job_position_by_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         job_title: str
         given_job_title = given.get("job_title", _MISSING)
@@ -2803,7 +3053,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2820,20 +3070,27 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                5
-                + len(data["job_title"])
-                + len(data["department_id"])
-                + len(data["required_qualification"])
-            )
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 5
+            if total + 3 * _MAX_STR > size_budget:
+                total += (
+                    len(data["job_title"])
+                    + len(data["department_id"])
+                    + len(data["required_qualification"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_job_position_by_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2861,7 +3118,7 @@ class HRISEnv(rt.Environment):
 
     def _call_get_employment_status_info(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_employment_status_info (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_employment_status_info:
+        if not _ARGUMENTS_get_employment_status_info.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         status_type: str
         given_status_type = given.get("status_type", _MISSING)
@@ -2880,7 +3137,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2895,15 +3152,23 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 3 + len(data["status_type"]) + len(data["description"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 3
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["status_type"]) + len(data["description"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_employment_status_info", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2935,7 +3200,7 @@ class HRISEnv(rt.Environment):
         self, given: dict[str, Any]
     ) -> rt.Result | None:
         "Environment._invoke written out for check_employee_eligibility_for_action (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_employee_eligibility_for_action:
+        if not _ARGUMENTS_check_employee_eligibility_for_action.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -2954,7 +3219,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2971,7 +3236,13 @@ class HRISEnv(rt.Environment):
                 rt.TraceEntry("check_employee_eligibility_for_action", arguments, True)
             )
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3004,7 +3275,7 @@ class HRISEnv(rt.Environment):
 
     def _call_validate_salary_against_job(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for validate_salary_against_job (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_validate_salary_against_job:
+        if not _ARGUMENTS_validate_salary_against_job.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         job_title: str
         given_job_title = given.get("job_title", _MISSING)
@@ -3028,7 +3299,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3043,7 +3314,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("validate_salary_against_job", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3077,7 +3354,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3092,7 +3369,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_departments", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3124,7 +3407,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3139,7 +3422,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_job_positions", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3167,7 +3456,7 @@ class HRISEnv(rt.Environment):
 
     def _call_add_employee(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_employee (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_employee:
+        if not _ARGUMENTS_add_employee.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_data: EmployeeData
         given_employee_data = given.get("employee_data", _MISSING)
@@ -3181,7 +3470,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3213,32 +3502,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_employee", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3270,7 +3566,7 @@ class HRISEnv(rt.Environment):
 
     def _call_update_employee_info(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_employee_info (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_employee_info:
+        if not _ARGUMENTS_update_employee_info.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3297,7 +3593,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3306,12 +3602,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3335,32 +3631,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_employee_info", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3390,7 +3693,7 @@ class HRISEnv(rt.Environment):
 
     def _call_update_employee_job_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_employee_job_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_employee_job_title:
+        if not _ARGUMENTS_update_employee_job_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3421,7 +3724,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3432,12 +3735,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3461,32 +3764,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_employee_job_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3520,7 +3830,7 @@ class HRISEnv(rt.Environment):
 
     def _call_transfer_employee_to_department(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for transfer_employee_to_department (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_transfer_employee_to_department:
+        if not _ARGUMENTS_transfer_employee_to_department.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3556,7 +3866,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3567,12 +3877,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3596,32 +3906,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("transfer_employee_to_department", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3652,7 +3969,7 @@ class HRISEnv(rt.Environment):
 
     def _call_update_employee_salary(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_employee_salary (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_employee_salary:
+        if not _ARGUMENTS_update_employee_salary.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3679,7 +3996,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3690,12 +4007,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3719,32 +4036,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_employee_salary", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3775,7 +4099,7 @@ class HRISEnv(rt.Environment):
 
     def _call_update_employment_status(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_employment_status (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_employment_status:
+        if not _ARGUMENTS_update_employment_status.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3806,7 +4130,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3817,12 +4141,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3846,32 +4170,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_employment_status", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3899,7 +4230,7 @@ class HRISEnv(rt.Environment):
 
     def _call_deactivate_employee(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for deactivate_employee (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_deactivate_employee:
+        if not _ARGUMENTS_deactivate_employee.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -3918,7 +4249,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3927,12 +4258,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -3956,32 +4287,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("deactivate_employee", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4007,7 +4345,7 @@ class HRISEnv(rt.Environment):
 
     def _call_reactivate_employee(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for reactivate_employee (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_reactivate_employee:
+        if not _ARGUMENTS_reactivate_employee.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -4026,7 +4364,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4035,12 +4373,12 @@ class HRISEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_0_row(row):
                     self._env_invariant_failed("_inv_0")  # hris.env:173
             table = self._tables["employees"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "employees" else None
+                row = table._rows.get(key) if touched_table == "employees" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # hris.env:175
             data = (
@@ -4064,32 +4402,39 @@ class HRISEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                14
-                + len(data["employee_id"])
-                + len(data["first_name"])
-                + len(data["last_name"])
-                + len(data["date_of_birth"])
-                + len(data["gender"])
-                + len(data["hire_date"])
-                + len(data["job_title"])
-                + len(data["department"])
-                + len(data["employment_status"])
-                + len(data["work_email"])
-                + len(data["phone_number"])
-                + len(data["address"])
-            )
-            v = data["manager_id"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 14
+            if total + 13 * _MAX_STR > size_budget:
+                total += (
+                    len(data["employee_id"])
+                    + len(data["first_name"])
+                    + len(data["last_name"])
+                    + len(data["date_of_birth"])
+                    + len(data["gender"])
+                    + len(data["hire_date"])
+                    + len(data["job_title"])
+                    + len(data["department"])
+                    + len(data["employment_status"])
+                    + len(data["work_email"])
+                    + len(data["phone_number"])
+                    + len(data["address"])
+                )
+                v = data["manager_id"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("reactivate_employee", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4115,7 +4460,7 @@ class HRISEnv(rt.Environment):
 
     def _call_remove_employee_record(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for remove_employee_record (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_remove_employee_record:
+        if not _ARGUMENTS_remove_employee_record.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         employee_id: str
         given_employee_id = given.get("employee_id", _MISSING)
@@ -4134,7 +4479,7 @@ class HRISEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4151,7 +4496,13 @@ class HRISEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("remove_employee_record", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4202,37 +4553,43 @@ class HRISEnv(rt.Environment):
 
     def _impl_get_employee_by_id(self, employee_id: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID cannot be empty", site=0)  # hris.env:194
-        self._hit(0)
-        e = self.t_employees.get(employee_id)
+            raise rt.Fail("Employee ID cannot be empty", 0)  # hris.env:194
+        if self.coverage is not None:
+            self._hit(0)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=1)  # hris.env:195
-        self._hit(1)
+            raise rt.Fail("Employee not found", 1)  # hris.env:195
+        if self.coverage is not None:
+            self._hit(1)
         return e
 
     def _impl_get_employee_by_work_email(self, work_email: str) -> Employee:
         e = h.first((x for x in self._it(self.t_employees.rows()) if (x.work_email == work_email)))
         if e is None:
-            raise rt.Fail("Employee with this work email not found", site=2)  # hris.env:201
-        self._hit(2)
+            raise rt.Fail("Employee with this work email not found", 2)  # hris.env:201
+        if self.coverage is not None:
+            self._hit(2)
         return e
 
     def _impl_list_employees_by_department(self, department_id: str) -> list[Employee]:
         if not (department_id in self.t_departments):
-            raise rt.Fail("Department not found", site=3)  # hris.env:208
-        self._hit(3)
+            raise rt.Fail("Department not found", 3)  # hris.env:208
+        if self.coverage is not None:
+            self._hit(3)
         return [e for e in self._it(self.t_employees.rows()) if (e.department == department_id)]
 
     def _impl_list_employees_by_job_title(self, job_title: str) -> list[Employee]:
         if not (job_title in self.t_job_positions):
-            raise rt.Fail("Job title not found", site=4)  # hris.env:216
-        self._hit(4)
+            raise rt.Fail("Job title not found", 4)  # hris.env:216
+        if self.coverage is not None:
+            self._hit(4)
         return [e for e in self._it(self.t_employees.rows()) if (e.job_title == job_title)]
 
     def _impl_list_employees_by_employment_status(self, employment_status: str) -> list[Employee]:
         if not (employment_status in self.t_employment_statuses):
-            raise rt.Fail("Invalid employment status type", site=5)  # hris.env:225
-        self._hit(5)
+            raise rt.Fail("Invalid employment status type", 5)  # hris.env:225
+        if self.coverage is not None:
+            self._hit(5)
         return [
             e
             for e in self._it(self.t_employees.rows())
@@ -4240,16 +4597,18 @@ class HRISEnv(rt.Environment):
         ]
 
     def _impl_get_department_by_id(self, department_id: str) -> Department:
-        d = self.t_departments.get(department_id)
+        d = self.t_departments._rows.get(department_id)
         if d is None:
-            raise rt.Fail("Department not found", site=6)  # hris.env:231
-        self._hit(6)
+            raise rt.Fail("Department not found", 6)  # hris.env:231
+        if self.coverage is not None:
+            self._hit(6)
         return d
 
     def _impl_get_department_by_name(self, department_name: str) -> Department:
         if not (department_name != ""):
-            raise rt.Fail("Department name cannot be empty", site=7)  # hris.env:241
-        self._hit(7)
+            raise rt.Fail("Department name cannot be empty", 7)  # hris.env:241
+        if self.coverage is not None:
+            self._hit(7)
         d = h.first(
             (
                 x
@@ -4258,44 +4617,50 @@ class HRISEnv(rt.Environment):
             )
         )
         if d is None:
-            raise rt.Fail("Department with the given name not found", site=8)  # hris.env:242
-        self._hit(8)
+            raise rt.Fail("Department with the given name not found", 8)  # hris.env:242
+        if self.coverage is not None:
+            self._hit(8)
         return d
 
     def _impl_get_job_position_by_title(self, job_title: str) -> JobPosition:
-        j = self.t_job_positions.get(job_title)
+        j = self.t_job_positions._rows.get(job_title)
         if j is None:
-            raise rt.Fail("Job title not found", site=9)  # hris.env:249
-        self._hit(9)
+            raise rt.Fail("Job title not found", 9)  # hris.env:249
+        if self.coverage is not None:
+            self._hit(9)
         return j
 
     def _impl_get_employment_status_info(self, status_type: str) -> EmploymentStatus:
         if not (status_type != ""):
-            raise rt.Fail("Status type cannot be empty", site=10)  # hris.env:259
-        self._hit(10)
-        s = self.t_employment_statuses.get(status_type)
+            raise rt.Fail("Status type cannot be empty", 10)  # hris.env:259
+        if self.coverage is not None:
+            self._hit(10)
+        s = self.t_employment_statuses._rows.get(status_type)
         if s is None:
-            raise rt.Fail("Employment status type not found", site=11)  # hris.env:260
-        self._hit(11)
+            raise rt.Fail("Employment status type not found", 11)  # hris.env:260
+        if self.coverage is not None:
+            self._hit(11)
         return s
 
     def _impl_check_employee_eligibility_for_action(self, employee_id: str) -> Eligibility:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' not found"), site=12
+                ("Employee with ID '" + h.to_str(employee_id) + "' not found"), 12
             )  # hris.env:269
-        self._hit(12)
-        return Eligibility(eligible=self._fn_is_eligible(e=e))
+        if self.coverage is not None:
+            self._hit(12)
+        return _new_Eligibility(eligible=self._fn_is_eligible(e=e))
 
     def _impl_validate_salary_against_job(self, job_title: str, salary: float) -> SalaryValidity:
-        j = self.t_job_positions.get(job_title)
+        j = self.t_job_positions._rows.get(job_title)
         if j is None:
             raise rt.Fail(
-                ("Job title '" + h.to_str(job_title) + "' does not exist"), site=13
+                ("Job title '" + h.to_str(job_title) + "' does not exist"), 13
             )  # hris.env:278
-        self._hit(13)
-        return SalaryValidity(is_valid=self._fn_in_range(j=j, salary=salary))
+        if self.coverage is not None:
+            self._hit(13)
+        return _new_SalaryValidity(is_valid=self._fn_in_range(j=j, salary=salary))
 
     def _impl_list_all_departments(self) -> list[Department]:
         return [d for d in self._it(self.t_departments.rows())]
@@ -4306,18 +4671,21 @@ class HRISEnv(rt.Environment):
     def _impl_add_employee(self, employee_data: EmployeeData) -> Employee:
         d: EmployeeData = employee_data
         if not (d.employee_id != ""):
-            raise rt.Fail("Employee ID is required", site=14)  # hris.env:303
-        self._hit(14)
+            raise rt.Fail("Employee ID is required", 14)  # hris.env:303
+        if self.coverage is not None:
+            self._hit(14)
         if not (d.employee_id not in self.t_employees):
             raise rt.Fail(
-                ("Employee with ID " + h.to_str(d.employee_id) + " already exists."), site=15
+                ("Employee with ID " + h.to_str(d.employee_id) + " already exists."), 15
             )  # hris.env:304
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         if not (d.employment_status in self.t_employment_statuses):
             raise rt.Fail(
-                ("Invalid employment status: " + h.to_str(d.employment_status) + "."), site=16
+                ("Invalid employment status: " + h.to_str(d.employment_status) + "."), 16
             )  # hris.env:305
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         dept_id: str = d.department
         if d.department not in self.t_departments:
             byname = h.first(
@@ -4329,16 +4697,18 @@ class HRISEnv(rt.Environment):
             )
             if byname is None:
                 raise rt.Fail(
-                    ("Department '" + h.to_str(d.department) + "' does not exist."), site=17
+                    ("Department '" + h.to_str(d.department) + "' does not exist."), 17
                 )  # hris.env:310
-            self._hit(17)
+            if self.coverage is not None:
+                self._hit(17)
             dept_id = byname.department_id
-        j = self.t_job_positions.get(d.job_title)
+        j = self.t_job_positions._rows.get(d.job_title)
         if j is None:
             raise rt.Fail(
-                ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system."), site=18
+                ("Job title '" + h.to_str(d.job_title) + "' is not defined in the system."), 18
             )  # hris.env:314
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         if not self._fn_in_range(j=j, salary=d.salary):
             raise rt.Fail(
                 (
@@ -4352,31 +4722,37 @@ class HRISEnv(rt.Environment):
                     + h.to_str(j.salary_range_max)
                     + "]."
                 ),
-                site=19,
+                19,
             )  # hris.env:316
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not (d.hire_date <= self.s_today):
-            raise rt.Fail("Hire date cannot be in the future.", site=20)  # hris.env:318
-        self._hit(20)
+            raise rt.Fail("Hire date cannot be in the future.", 20)  # hris.env:318
+        if self.coverage is not None:
+            self._hit(20)
         if not (d.date_of_birth <= self.s_today):
-            raise rt.Fail("Date of birth cannot be in the future.", site=21)  # hris.env:319
-        self._hit(21)
+            raise rt.Fail("Date of birth cannot be in the future.", 21)  # hris.env:319
+        if self.coverage is not None:
+            self._hit(21)
         if not ("@" in d.work_email):
-            raise rt.Fail("Invalid email format.", site=22)  # hris.env:320
-        self._hit(22)
+            raise rt.Fail("Invalid email format.", 22)  # hris.env:320
+        if self.coverage is not None:
+            self._hit(22)
         if not all(((x_.work_email != d.work_email) for x_ in self._it(self.t_employees.rows()))):
             raise rt.Fail(
-                ("Work email " + h.to_str(d.work_email) + " is already in use."), site=23
+                ("Work email " + h.to_str(d.work_email) + " is already in use."), 23
             )  # hris.env:321
-        self._hit(23)
+        if self.coverage is not None:
+            self._hit(23)
         if d.manager_id is not None:
             if not (h.unwrap(d.manager_id) in self.t_employees):
                 raise rt.Fail(
-                    ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist."), site=24
+                    ("Manager '" + h.to_str(h.unwrap(d.manager_id)) + "' does not exist."), 24
                 )  # hris.env:324
-            self._hit(24)
+            if self.coverage is not None:
+                self._hit(24)
         return self._insert_employees(
-            Employee(
+            _new_Employee(
                 employee_id=d.employee_id,
                 first_name=d.first_name,
                 last_name=d.last_name,
@@ -4395,12 +4771,13 @@ class HRISEnv(rt.Environment):
         )
 
     def _impl_update_employee_info(self, employee_id: str, updates: dict[str, str]) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID " + h.to_str(employee_id) + " not found."), site=25
+                ("Employee with ID " + h.to_str(employee_id) + " not found."), 25
             )  # hris.env:354
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         allowed: set[str] = {
             "first_name",
             "last_name",
@@ -4418,13 +4795,15 @@ class HRISEnv(rt.Environment):
                         + h.to_str(k)
                         + "'. Only non-status personal details can be updated."
                     ),
-                    site=26,
+                    26,
                 )  # hris.env:365
-            self._hit(26)
+            if self.coverage is not None:
+                self._hit(26)
         if "work_email" in updates:
             if not ("@" in h.lookup(updates, "work_email")):
-                raise rt.Fail("Invalid email format.", site=27)  # hris.env:369
-            self._hit(27)
+                raise rt.Fail("Invalid email format.", 27)  # hris.env:369
+            if self.coverage is not None:
+                self._hit(27)
             if not all(
                 (
                     (
@@ -4440,15 +4819,17 @@ class HRISEnv(rt.Environment):
                         + h.to_str(h.lookup(updates, "work_email"))
                         + " is already in use."
                     ),
-                    site=28,
+                    28,
                 )  # hris.env:370
-            self._hit(28)
+            if self.coverage is not None:
+                self._hit(28)
             self._write_employees_work_email(e, h.lookup(updates, "work_email"))
         if "date_of_birth" in updates:
             dob: datetime.date = h.date(h.lookup(updates, "date_of_birth"))
             if not (dob <= self.s_today):
-                raise rt.Fail("Date of birth cannot be in the future.", site=29)  # hris.env:379
-            self._hit(29)
+                raise rt.Fail("Date of birth cannot be in the future.", 29)  # hris.env:379
+            if self.coverage is not None:
+                self._hit(29)
             self._write_employees_date_of_birth(e, dob)
         if "first_name" in updates:
             self._write_employees_first_name(e, h.lookup(updates, "first_name"))
@@ -4463,18 +4844,20 @@ class HRISEnv(rt.Environment):
         return e
 
     def _impl_update_employee_job_title(self, employee_id: str, new_job_title: str) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID " + h.to_str(employee_id) + " not found."), site=30
+                ("Employee with ID " + h.to_str(employee_id) + " not found."), 30
             )  # hris.env:408
-        self._hit(30)
-        j = self.t_job_positions.get(new_job_title)
+        if self.coverage is not None:
+            self._hit(30)
+        j = self.t_job_positions._rows.get(new_job_title)
         if j is None:
             raise rt.Fail(
-                ("Job title '" + h.to_str(new_job_title) + "' not found."), site=31
+                ("Job title '" + h.to_str(new_job_title) + "' not found."), 31
             )  # hris.env:409
-        self._hit(31)
+        if self.coverage is not None:
+            self._hit(31)
         if not self._fn_is_eligible(e=e):
             raise rt.Fail(
                 (
@@ -4484,9 +4867,10 @@ class HRISEnv(rt.Environment):
                     + h.to_str(e.employment_status)
                     + "') and is not eligible for a job change."
                 ),
-                site=32,
+                32,
             )  # hris.env:410
-        self._hit(32)
+        if self.coverage is not None:
+            self._hit(32)
         if not (e.department == j.department_id):
             raise rt.Fail(
                 (
@@ -4498,9 +4882,10 @@ class HRISEnv(rt.Environment):
                     + h.to_str(new_job_title)
                     + "'."
                 ),
-                site=33,
+                33,
             )  # hris.env:412
-        self._hit(33)
+        if self.coverage is not None:
+            self._hit(33)
         if not self._fn_in_range(j=j, salary=e.salary):
             raise rt.Fail(
                 (
@@ -4514,9 +4899,10 @@ class HRISEnv(rt.Environment):
                     + h.to_str(new_job_title)
                     + "'."
                 ),
-                site=34,
+                34,
             )  # hris.env:414
-        self._hit(34)
+        if self.coverage is not None:
+            self._hit(34)
         self._write_employees_job_title(e, new_job_title)
         return e
 
@@ -4524,28 +4910,33 @@ class HRISEnv(rt.Environment):
         self, employee_id: str, new_department_id: str
     ) -> Employee:
         if not (employee_id != "" and new_department_id != ""):
-            raise rt.Fail("Employee ID and department ID cannot be empty", site=35)  # hris.env:427
-        self._hit(35)
-        e = self.t_employees.get(employee_id)
+            raise rt.Fail("Employee ID and department ID cannot be empty", 35)  # hris.env:427
+        if self.coverage is not None:
+            self._hit(35)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=36)  # hris.env:429
-        self._hit(36)
+            raise rt.Fail("Employee not found", 36)  # hris.env:429
+        if self.coverage is not None:
+            self._hit(36)
         if not (new_department_id in self.t_departments):
-            raise rt.Fail("Target department does not exist", site=37)  # hris.env:430
-        self._hit(37)
+            raise rt.Fail("Target department does not exist", 37)  # hris.env:430
+        if self.coverage is not None:
+            self._hit(37)
         self._write_employees_department(e, new_department_id)
         return e
 
     def _impl_update_employee_salary(self, employee_id: str, new_salary: float) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), site=38
+                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist."), 38
             )  # hris.env:441
-        self._hit(38)
+        if self.coverage is not None:
+            self._hit(38)
         if not (new_salary >= 0.0):
-            raise rt.Fail("Salary cannot be negative.", site=39)  # hris.env:445
-        self._hit(39)
+            raise rt.Fail("Salary cannot be negative.", 39)  # hris.env:445
+        if self.coverage is not None:
+            self._hit(39)
         j: JobPosition = self.t_job_positions.row(e.job_title)
         if not self._fn_in_range(j=j, salary=new_salary):
             raise rt.Fail(
@@ -4560,9 +4951,10 @@ class HRISEnv(rt.Environment):
                     + h.to_str(j.salary_range_max)
                     + "."
                 ),
-                site=40,
+                40,
             )  # hris.env:447
-        self._hit(40)
+        if self.coverage is not None:
+            self._hit(40)
         if not (new_salary <= e.salary or self._fn_is_eligible(e=e)):
             raise rt.Fail(
                 (
@@ -4570,25 +4962,29 @@ class HRISEnv(rt.Environment):
                     + h.to_str(employee_id)
                     + " is not active and is not eligible for a raise."
                 ),
-                site=41,
+                41,
             )  # hris.env:451
-        self._hit(41)
+        if self.coverage is not None:
+            self._hit(41)
         self._write_employees_salary(e, new_salary)
         return e
 
     def _impl_update_employment_status(self, employee_id: str, new_status: str) -> Employee:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required", site=42)  # hris.env:464
-        self._hit(42)
+            raise rt.Fail("Employee ID is required", 42)  # hris.env:464
+        if self.coverage is not None:
+            self._hit(42)
         if not (new_status != ""):
-            raise rt.Fail("New status is required", site=43)  # hris.env:467
-        self._hit(43)
-        e = self.t_employees.get(employee_id)
+            raise rt.Fail("New status is required", 43)  # hris.env:467
+        if self.coverage is not None:
+            self._hit(43)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), site=44
+                ("Employee with ID '" + h.to_str(employee_id) + "' does not exist"), 44
             )  # hris.env:468
-        self._hit(44)
+        if self.coverage is not None:
+            self._hit(44)
         if not (new_status in self.t_employment_statuses):
             raise rt.Fail(
                 (
@@ -4596,27 +4992,30 @@ class HRISEnv(rt.Environment):
                     + h.to_str(new_status)
                     + "'. Must be one of the predefined status types."
                 ),
-                site=45,
+                45,
             )  # hris.env:469
-        self._hit(45)
+        if self.coverage is not None:
+            self._hit(45)
         self._write_employees_employment_status(e, new_status)
         return e
 
     def _impl_deactivate_employee(self, employee_id: str) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
             raise rt.Fail(
-                ("Employee with ID '" + h.to_str(employee_id) + "' not found."), site=46
+                ("Employee with ID '" + h.to_str(employee_id) + "' not found."), 46
             )  # hris.env:478
-        self._hit(46)
+        if self.coverage is not None:
+            self._hit(46)
         inactive: list[EmploymentStatus] = [
             s for s in self._it(self.t_employment_statuses.rows()) if (not s.is_active)
         ]
         if not (len(inactive) > 0):
             raise rt.Fail(
-                "No inactive employment status (e.g., terminated) defined in the system.", site=47
+                "No inactive employment status (e.g., terminated) defined in the system.", 47
             )  # hris.env:483
-        self._hit(47)
+        if self.coverage is not None:
+            self._hit(47)
         target: str = h.at(inactive, 0).status_type
         if any(((s_.status_type == "terminated") for s_ in self._it(list(inactive)))):
             target = "terminated"
@@ -4624,32 +5023,36 @@ class HRISEnv(rt.Environment):
         return e
 
     def _impl_reactivate_employee(self, employee_id: str) -> Employee:
-        e = self.t_employees.get(employee_id)
+        e = self.t_employees._rows.get(employee_id)
         if e is None:
-            raise rt.Fail("Employee not found", site=48)  # hris.env:495
-        self._hit(48)
+            raise rt.Fail("Employee not found", 48)  # hris.env:495
+        if self.coverage is not None:
+            self._hit(48)
         if not (not self._fn_is_eligible(e=e)):
-            raise rt.Fail("Employee is already active", site=49)  # hris.env:496
-        self._hit(49)
-        a = self.t_employment_statuses.get("active")
+            raise rt.Fail("Employee is already active", 49)  # hris.env:496
+        if self.coverage is not None:
+            self._hit(49)
+        a = self.t_employment_statuses._rows.get("active")
         if a is None:
-            raise rt.Fail("Active status is not defined in the system", site=50)  # hris.env:497
-        self._hit(50)
+            raise rt.Fail("Active status is not defined in the system", 50)  # hris.env:497
+        if self.coverage is not None:
+            self._hit(50)
         if not a.is_active:
-            raise rt.Fail(
-                "Active status is not marked as active in the system", site=51
-            )  # hris.env:498
-        self._hit(51)
+            raise rt.Fail("Active status is not marked as active in the system", 51)  # hris.env:498
+        if self.coverage is not None:
+            self._hit(51)
         self._write_employees_employment_status(e, "active")
         return e
 
     def _impl_remove_employee_record(self, employee_id: str) -> str:
         if not (employee_id != ""):
-            raise rt.Fail("Employee ID is required.", site=52)  # hris.env:508
-        self._hit(52)
+            raise rt.Fail("Employee ID is required.", 52)  # hris.env:508
+        if self.coverage is not None:
+            self._hit(52)
         if not (employee_id in self.t_employees):
-            raise rt.Fail("Employee not found.", site=53)  # hris.env:509
-        self._hit(53)
+            raise rt.Fail("Employee not found.", 53)  # hris.env:509
+        if self.coverage is not None:
+            self._hit(53)
         self._delete("employees", employee_id)
         return "Employee record removed successfully."
 
@@ -4658,15 +5061,15 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employment_statuses",
             [
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="active",
                     description="Currently employed and working",
                     is_active=True,
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="on_leave", description="On extended leave", is_active=False
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="terminated", description="Employment ended", is_active=False
                 ),
             ],
@@ -4674,13 +5077,13 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "departments",
             [
-                Department(
+                _new_Department(
                     department_id="D01",
                     department_name="Engineering",
                     manager_id="E001",
                     location="Berlin",
                 ),
-                Department(
+                _new_Department(
                     department_id="D02",
                     department_name="Sales",
                     manager_id="E004",
@@ -4691,35 +5094,35 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "job_positions",
             [
-                JobPosition(
+                _new_JobPosition(
                     job_title="Engineering Manager",
                     department_id="D01",
                     salary_range_min=140000.0,
                     salary_range_max=200000.0,
                     required_qualification="MSc CS, 8+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Software Engineer",
                     department_id="D01",
                     salary_range_min=80000.0,
                     salary_range_max=120000.0,
                     required_qualification="BSc CS",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Senior Software Engineer",
                     department_id="D01",
                     salary_range_min=110000.0,
                     salary_range_max=160000.0,
                     required_qualification="BSc CS, 5+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Sales Manager",
                     department_id="D02",
                     salary_range_min=85000.0,
                     salary_range_max=130000.0,
                     required_qualification="5+ years in sales",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Account Executive",
                     department_id="D02",
                     salary_range_min=50000.0,
@@ -4731,7 +5134,7 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employees",
             [
-                Employee(
+                _new_Employee(
                     employee_id="E001",
                     first_name="Priya",
                     last_name="Nair",
@@ -4746,7 +5149,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0101",
                     address="Torstrasse 1, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E002",
                     first_name="Tom",
                     last_name="Becker",
@@ -4762,7 +5165,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0102",
                     address="Kastanienallee 7, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E003",
                     first_name="Lena",
                     last_name="Ortiz",
@@ -4778,7 +5181,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0103",
                     address="Leopoldstrasse 20, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E004",
                     first_name="Marcus",
                     last_name="Hill",
@@ -4793,7 +5196,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0104",
                     address="Maximilianstrasse 3, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E006",
                     first_name="Marcus",
                     last_name="Hill",
@@ -4844,15 +5247,15 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employment_statuses",
             [
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="active",
                     description="Currently employed and working",
                     is_active=True,
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="on_leave", description="On extended leave", is_active=False
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="terminated", description="Employment ended", is_active=False
                 ),
             ],
@@ -4860,13 +5263,13 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "departments",
             [
-                Department(
+                _new_Department(
                     department_id="D01",
                     department_name="Engineering",
                     manager_id="E001",
                     location="Berlin",
                 ),
-                Department(
+                _new_Department(
                     department_id="D02",
                     department_name="Sales",
                     manager_id="E004",
@@ -4877,35 +5280,35 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "job_positions",
             [
-                JobPosition(
+                _new_JobPosition(
                     job_title="Engineering Manager",
                     department_id="D01",
                     salary_range_min=140000.0,
                     salary_range_max=200000.0,
                     required_qualification="MSc CS, 8+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Software Engineer",
                     department_id="D01",
                     salary_range_min=80000.0,
                     salary_range_max=120000.0,
                     required_qualification="BSc CS",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Senior Software Engineer",
                     department_id="D01",
                     salary_range_min=110000.0,
                     salary_range_max=160000.0,
                     required_qualification="BSc CS, 5+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Sales Manager",
                     department_id="D02",
                     salary_range_min=85000.0,
                     salary_range_max=130000.0,
                     required_qualification="5+ years in sales",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Account Executive",
                     department_id="D02",
                     salary_range_min=50000.0,
@@ -4917,7 +5320,7 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employees",
             [
-                Employee(
+                _new_Employee(
                     employee_id="E001",
                     first_name="Priya",
                     last_name="Nair",
@@ -4932,7 +5335,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0101",
                     address="Torstrasse 1, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E002",
                     first_name="Tom",
                     last_name="Becker",
@@ -4948,7 +5351,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0102",
                     address="Kastanienallee 7, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E003",
                     first_name="Lena",
                     last_name="Ortiz",
@@ -4964,7 +5367,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0103",
                     address="Leopoldstrasse 20, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E004",
                     first_name="Marcus",
                     last_name="Hill",
@@ -4979,7 +5382,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0104",
                     address="Maximilianstrasse 3, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E006",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5023,15 +5426,15 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employment_statuses",
             [
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="active",
                     description="Currently employed and working",
                     is_active=True,
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="on_leave", description="On extended leave", is_active=False
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="terminated", description="Employment ended", is_active=False
                 ),
             ],
@@ -5039,13 +5442,13 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "departments",
             [
-                Department(
+                _new_Department(
                     department_id="D01",
                     department_name="Engineering",
                     manager_id="E001",
                     location="Berlin",
                 ),
-                Department(
+                _new_Department(
                     department_id="D02",
                     department_name="Sales",
                     manager_id="E004",
@@ -5056,35 +5459,35 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "job_positions",
             [
-                JobPosition(
+                _new_JobPosition(
                     job_title="Engineering Manager",
                     department_id="D01",
                     salary_range_min=140000.0,
                     salary_range_max=200000.0,
                     required_qualification="MSc CS, 8+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Software Engineer",
                     department_id="D01",
                     salary_range_min=80000.0,
                     salary_range_max=120000.0,
                     required_qualification="BSc CS",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Senior Software Engineer",
                     department_id="D01",
                     salary_range_min=110000.0,
                     salary_range_max=160000.0,
                     required_qualification="BSc CS, 5+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Sales Manager",
                     department_id="D02",
                     salary_range_min=85000.0,
                     salary_range_max=130000.0,
                     required_qualification="5+ years in sales",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Account Executive",
                     department_id="D02",
                     salary_range_min=50000.0,
@@ -5096,7 +5499,7 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employees",
             [
-                Employee(
+                _new_Employee(
                     employee_id="E001",
                     first_name="Priya",
                     last_name="Nair",
@@ -5111,7 +5514,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0101",
                     address="Torstrasse 1, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E002",
                     first_name="Tom",
                     last_name="Becker",
@@ -5127,7 +5530,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0102",
                     address="Kastanienallee 7, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E003",
                     first_name="Lena",
                     last_name="Ortiz",
@@ -5143,7 +5546,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0103",
                     address="Leopoldstrasse 20, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E004",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5158,7 +5561,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0104",
                     address="Maximilianstrasse 3, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E006",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5185,7 +5588,7 @@ class HRISEnv(rt.Environment):
             results,
             "add_employee",
             {
-                "employee_data": EmployeeData(
+                "employee_data": _new_EmployeeData(
                     employee_id="E007",
                     first_name="Sofia",
                     last_name="Alvarez",
@@ -5245,15 +5648,15 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employment_statuses",
             [
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="active",
                     description="Currently employed and working",
                     is_active=True,
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="on_leave", description="On extended leave", is_active=False
                 ),
-                EmploymentStatus(
+                _new_EmploymentStatus(
                     status_type="terminated", description="Employment ended", is_active=False
                 ),
             ],
@@ -5261,13 +5664,13 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "departments",
             [
-                Department(
+                _new_Department(
                     department_id="D01",
                     department_name="Engineering",
                     manager_id="E001",
                     location="Berlin",
                 ),
-                Department(
+                _new_Department(
                     department_id="D02",
                     department_name="Sales",
                     manager_id="E004",
@@ -5278,35 +5681,35 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "job_positions",
             [
-                JobPosition(
+                _new_JobPosition(
                     job_title="Engineering Manager",
                     department_id="D01",
                     salary_range_min=140000.0,
                     salary_range_max=200000.0,
                     required_qualification="MSc CS, 8+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Software Engineer",
                     department_id="D01",
                     salary_range_min=80000.0,
                     salary_range_max=120000.0,
                     required_qualification="BSc CS",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Senior Software Engineer",
                     department_id="D01",
                     salary_range_min=110000.0,
                     salary_range_max=160000.0,
                     required_qualification="BSc CS, 5+ years",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Sales Manager",
                     department_id="D02",
                     salary_range_min=85000.0,
                     salary_range_max=130000.0,
                     required_qualification="5+ years in sales",
                 ),
-                JobPosition(
+                _new_JobPosition(
                     job_title="Account Executive",
                     department_id="D02",
                     salary_range_min=50000.0,
@@ -5318,7 +5721,7 @@ class HRISEnv(rt.Environment):
         self.load_rows(
             "employees",
             [
-                Employee(
+                _new_Employee(
                     employee_id="E001",
                     first_name="Priya",
                     last_name="Nair",
@@ -5333,7 +5736,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0101",
                     address="Torstrasse 1, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E002",
                     first_name="Tom",
                     last_name="Becker",
@@ -5349,7 +5752,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-30-555-0102",
                     address="Kastanienallee 7, Berlin",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E003",
                     first_name="Lena",
                     last_name="Ortiz",
@@ -5365,7 +5768,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0103",
                     address="Leopoldstrasse 20, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E004",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5380,7 +5783,7 @@ class HRISEnv(rt.Environment):
                     phone_number="+49-89-555-0104",
                     address="Maximilianstrasse 3, Munich",
                 ),
-                Employee(
+                _new_Employee(
                     employee_id="E006",
                     first_name="Marcus",
                     last_name="Hill",
@@ -5623,8 +6026,18 @@ class HRISEnv(rt.Environment):
         old = row.work_email
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "work_email", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "work_email", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"work_email": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("work_email", old)
         self._reindex("employees", row, "work_email", old, value)
         row.work_email = value
 
@@ -5633,7 +6046,16 @@ class HRISEnv(rt.Environment):
         old = row.date_of_birth
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("employees", row.employee_id, row, "date_of_birth", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "date_of_birth", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"date_of_birth": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("date_of_birth", old)
         row.date_of_birth = value
 
     def _write_employees_first_name(self, row: Employee, value: str) -> None:
@@ -5641,8 +6063,18 @@ class HRISEnv(rt.Environment):
         old = row.first_name
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "first_name", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "first_name", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"first_name": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("first_name", old)
         row.first_name = value
 
     def _write_employees_last_name(self, row: Employee, value: str) -> None:
@@ -5650,8 +6082,18 @@ class HRISEnv(rt.Environment):
         old = row.last_name
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "last_name", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "last_name", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"last_name": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("last_name", old)
         row.last_name = value
 
     def _write_employees_gender(self, row: Employee, value: str) -> None:
@@ -5659,8 +6101,18 @@ class HRISEnv(rt.Environment):
         old = row.gender
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "gender", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "gender", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"gender": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("gender", old)
         row.gender = value
 
     def _write_employees_phone_number(self, row: Employee, value: str) -> None:
@@ -5668,8 +6120,18 @@ class HRISEnv(rt.Environment):
         old = row.phone_number
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "phone_number", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "phone_number", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"phone_number": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("phone_number", old)
         row.phone_number = value
 
     def _write_employees_address(self, row: Employee, value: str) -> None:
@@ -5677,8 +6139,18 @@ class HRISEnv(rt.Environment):
         old = row.address
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "address", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "address", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"address": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("address", old)
         row.address = value
 
     def _write_employees_job_title(self, row: Employee, value: str) -> None:
@@ -5687,7 +6159,16 @@ class HRISEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "job_title", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "job_title", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"job_title": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("job_title", old)
         self._reindex("employees", row, "job_title", old, value)
         row.job_title = value
 
@@ -5697,7 +6178,16 @@ class HRISEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "department", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "department", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"department": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("department", old)
         self._reindex("employees", row, "department", old, value)
         row.department = value
 
@@ -5707,7 +6197,16 @@ class HRISEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "salary", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "salary", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"salary": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("salary", old)
         row.salary = value
 
     def _write_employees_employment_status(self, row: Employee, value: str) -> None:
@@ -5716,7 +6215,16 @@ class HRISEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("employees", row.employee_id, row, "employment_status", old)
+        key = row.employee_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "employees", key, row, "employment_status", old))
+        touched = self._touched
+        originals = touched.get(("employees", key))
+        if originals is None:
+            touched[("employees", key)] = {"employment_status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("employment_status", old)
         self._reindex("employees", row, "employment_status", old, value)
         row.employment_status = value
 
@@ -5725,9 +6233,16 @@ class HRISEnv(rt.Environment):
         table = self._tables["employees"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.employee_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Employee {key!r} already exists", rule="key: Employee")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "employees", key))
@@ -5736,84 +6251,80 @@ class HRISEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        value: tuple[Any, ...]
+        for (table_name, key), originals in self._touched.items():
             if table_name == "employees":
-                self._rules_employees(key, originals)
+                table = self._tables["employees"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "work_email" in originals:
+                    value = (row.work_email,)
+                    failure = _shared_unique(table, ("work_email",), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "job_title" in originals:
+                    parent = row.job_title
+                    if parent not in self._tables["job_positions"]._rows:
+                        raise _missing_parent(
+                            table.schema, "job_title", self._tables["job_positions"], parent
+                        )
+                if originals is _INSERTED or "department" in originals:
+                    parent = row.department
+                    if parent not in self._tables["departments"]._rows:
+                        raise _missing_parent(
+                            table.schema, "department", self._tables["departments"], parent
+                        )
+                if originals is _INSERTED or "manager_id" in originals:
+                    parent = row.manager_id
+                    if parent is not None and parent not in self._tables["employees"]._rows:
+                        raise _missing_parent(
+                            table.schema, "manager_id", self._tables["employees"], parent
+                        )
+                if originals is _INSERTED or "employment_status" in originals:
+                    parent = row.employment_status
+                    if parent not in self._tables["employment_statuses"]._rows:
+                        raise _missing_parent(
+                            table.schema,
+                            "employment_status",
+                            self._tables["employment_statuses"],
+                            parent,
+                        )
+                if not self._rowinv_Employee_0(row):
+                    self._row_invariant_failed(
+                        "employees",
+                        row,
+                        "salary must fall within the salary range of the employee's job title",
+                    )
+                if not self._rowinv_Employee_1(row):
+                    self._row_invariant_failed("employees", row, "a work email contains '@'")
             elif table_name == "departments":
-                self._rules_departments(key, originals)
+                if originals is not _INSERTED and "manager_id" not in originals:
+                    continue
+                table = self._tables["departments"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "manager_id" in originals:
+                    parent = row.manager_id
+                    if parent is not None and parent not in self._tables["employees"]._rows:
+                        raise _missing_parent(
+                            table.schema, "manager_id", self._tables["employees"], parent
+                        )
             elif table_name == "job_positions":
-                self._rules_job_positions(key, originals)
-
-    def _rules_employees(self, key: Any, originals: Any) -> None:
-        "The rules of a row of employees the call touched (Environment._verify_touched)."
-        table = self._tables["employees"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "work_email" in originals:
-            value = (row.work_email,)
-            failure = _shared_unique(table, ("work_email",), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "job_title" in originals:
-            parent = row.job_title
-            if parent not in self._tables["job_positions"]:
-                raise _missing_parent(
-                    table.schema, "job_title", self._tables["job_positions"], parent
-                )
-        if originals is _INSERTED or "department" in originals:
-            parent = row.department
-            if parent not in self._tables["departments"]:
-                raise _missing_parent(
-                    table.schema, "department", self._tables["departments"], parent
-                )
-        if originals is _INSERTED or "manager_id" in originals:
-            parent = row.manager_id
-            if parent is not None and parent not in self._tables["employees"]:
-                raise _missing_parent(table.schema, "manager_id", self._tables["employees"], parent)
-        if originals is _INSERTED or "employment_status" in originals:
-            parent = row.employment_status
-            if parent not in self._tables["employment_statuses"]:
-                raise _missing_parent(
-                    table.schema, "employment_status", self._tables["employment_statuses"], parent
-                )
-        if not self._rowinv_Employee_0(row):
-            self._row_invariant_failed(
-                "employees",
-                row,
-                "salary must fall within the salary range of the employee's job title",
-            )
-        if not self._rowinv_Employee_1(row):
-            self._row_invariant_failed("employees", row, "a work email contains '@'")
-
-    def _rules_departments(self, key: Any, originals: Any) -> None:
-        "The rules of a row of departments the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and "manager_id" not in originals:
-            return
-        table = self._tables["departments"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "manager_id" in originals:
-            parent = row.manager_id
-            if parent is not None and parent not in self._tables["employees"]:
-                raise _missing_parent(table.schema, "manager_id", self._tables["employees"], parent)
-
-    def _rules_job_positions(self, key: Any, originals: Any) -> None:
-        "The rules of a row of job_positions the call touched (Environment._verify_touched)."
-        table = self._tables["job_positions"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "department_id" in originals:
-            parent = row.department_id
-            if parent not in self._tables["departments"]:
-                raise _missing_parent(
-                    table.schema, "department_id", self._tables["departments"], parent
-                )
-        if not self._rowinv_JobPosition_0(row):
-            self._row_invariant_failed(
-                "job_positions",
-                row,
-                "a salary range is non-negative and its minimum is not above its maximum",
-            )
+                table = self._tables["job_positions"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "department_id" in originals:
+                    parent = row.department_id
+                    if parent not in self._tables["departments"]._rows:
+                        raise _missing_parent(
+                            table.schema, "department_id", self._tables["departments"], parent
+                        )
+                if not self._rowinv_JobPosition_0(row):
+                    self._row_invariant_failed(
+                        "job_positions",
+                        row,
+                        "a salary range is non-negative and its minimum is not above its maximum",
+                    )

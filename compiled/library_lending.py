@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import refused_transition as _refused_transition
 from envdsl.runtime.call_support import shared_unique as _shared_unique
@@ -20,11 +21,13 @@ from envdsl.runtime.call_support import (
     MIN_INT as _MIN_INT,
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
-    budget as _budget,
+    per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -97,7 +100,17 @@ class Author:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.author_id) + h.text_size(self.name)
+        v0, v1 = self.author_id, self.name
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 3 + len(v0) + len(v1)
+        return 1 + h.text_size(v0) + h.text_size(v1)
+
+
+def _new_Author(*, author_id: str = "", name: str) -> Author:
+    _made = object.__new__(Author)
+    _made.author_id = author_id
+    _made.name = name
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -108,7 +121,18 @@ class Book:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.isbn) + h.text_size(self.title) + h.int_size(self.year)
+        v0, v1, v2 = self.isbn, self.title, self.year
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and _MIN_INT <= v2 <= _MAX_INT:
+            return 4 + len(v0) + len(v1)
+        return 1 + h.text_size(v0) + h.text_size(v1) + h.int_size(v2)
+
+
+def _new_Book(*, isbn: str, title: str, year: int) -> Book:
+    _made = object.__new__(Book)
+    _made.isbn = isbn
+    _made.title = title
+    _made.year = year
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -119,7 +143,18 @@ class BookAuthor:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.link_id) + h.stored_size(self.book) + h.stored_size(self.author)
+        v0, v1, v2 = self.link_id, self.book, self.author
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + len(v2)
+        return 1 + h.text_size(v0) + h.stored_size(v1) + h.stored_size(v2)
+
+
+def _new_BookAuthor(*, link_id: str = "", book: str, author: str) -> BookAuthor:
+    _made = object.__new__(BookAuthor)
+    _made.link_id = link_id
+    _made.book = book
+    _made.author = author
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -131,7 +166,21 @@ class Copy:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.copy_id) + h.stored_size(self.book) + h.text_size(self.shelf)
+        v0, v1, v2 = self.copy_id, self.book, self.shelf
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return 5 + len(v0) + len(v1) + len(v2)
+        return 2 + h.text_size(v0) + h.stored_size(v1) + h.text_size(v2)
+
+
+def _new_Copy(
+    *, copy_id: str, book: str, shelf: str, condition: CopyCondition = CopyCondition.good
+) -> Copy:
+    _made = object.__new__(Copy)
+    _made.copy_id = copy_id
+    _made.book = book
+    _made.shelf = shelf
+    _made.condition = condition
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -146,13 +195,36 @@ class Member:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            4
-            + h.text_size(self.member_id)
-            + h.text_size(self.name)
-            + h.text_size(self.email)
-            + h.int_size(self.fines_cents)
-        )
+        v0, v1, v2, v3 = self.member_id, self.name, self.email, self.fines_cents
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 8 + len(v0) + len(v1) + len(v2)
+        return 4 + h.text_size(v0) + h.text_size(v1) + h.text_size(v2) + h.int_size(v3)
+
+
+def _new_Member(
+    *,
+    member_id: str,
+    name: str,
+    email: str,
+    joined: datetime.date,
+    expires: datetime.date,
+    fines_cents: int = 0,
+    status: MemberStatus = MemberStatus.active,
+) -> Member:
+    _made = object.__new__(Member)
+    _made.member_id = member_id
+    _made.name = name
+    _made.email = email
+    _made.joined = joined
+    _made.expires = expires
+    _made.fines_cents = fines_cents
+    _made.status = status
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -168,14 +240,45 @@ class Loan:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.loan_id, self.copy_, self.member, self.renewals
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 8 + len(v0) + len(v1) + len(v2) + h.stored_size(self.returned_at)
         return (
             4
-            + h.text_size(self.loan_id)
-            + h.stored_size(self.copy_)
-            + h.stored_size(self.member)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
+            + h.int_size(v3)
             + h.stored_size(self.returned_at)
-            + h.int_size(self.renewals)
         )
+
+
+def _new_Loan(
+    *,
+    loan_id: str = "",
+    copy_: str,
+    member: str,
+    checked_out: datetime.datetime,
+    due: datetime.date,
+    returned_at: datetime.datetime | None = None,
+    renewals: int = 0,
+    state: LoanState = LoanState.active,
+) -> Loan:
+    _made = object.__new__(Loan)
+    _made.loan_id = loan_id
+    _made.copy_ = copy_
+    _made.member = member
+    _made.checked_out = checked_out
+    _made.due = due
+    _made.returned_at = returned_at
+    _made.renewals = renewals
+    _made.state = state
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -190,14 +293,45 @@ class Hold:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2 = self.hold_id, self.book, self.member
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR and len(v2) <= _MAX_STR:
+            return (
+                6
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + h.stored_size(self.copy_)
+                + h.stored_size(self.ready_until)
+            )
         return (
             3
-            + h.text_size(self.hold_id)
-            + h.stored_size(self.book)
-            + h.stored_size(self.member)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.stored_size(v2)
             + h.stored_size(self.copy_)
             + h.stored_size(self.ready_until)
         )
+
+
+def _new_Hold(
+    *,
+    hold_id: str = "",
+    book: str,
+    member: str,
+    placed: datetime.datetime,
+    copy_: str | None = None,
+    ready_until: datetime.date | None = None,
+    state: HoldState = HoldState.waiting,
+) -> Hold:
+    _made = object.__new__(Hold)
+    _made.hold_id = hold_id
+    _made.book = book
+    _made.member = member
+    _made.placed = placed
+    _made.copy_ = copy_
+    _made.ready_until = ready_until
+    _made.state = state
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -211,15 +345,49 @@ class BookInfo(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.isbn,
+            self.title,
+            self.year,
+            self.copies_total,
+            self.copies_available,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+            and _MIN_INT <= v4 <= _MAX_INT
+        ):
+            return 6 + len(v0) + len(v1) + h.stored_size(self.authors)
         return (
             1
-            + h.text_size(self.isbn)
-            + h.text_size(self.title)
-            + h.int_size(self.year)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.int_size(v2)
+            + h.int_size(v3)
+            + h.int_size(v4)
             + h.stored_size(self.authors)
-            + h.int_size(self.copies_total)
-            + h.int_size(self.copies_available)
         )
+
+
+def _new_BookInfo(
+    *,
+    isbn: str,
+    title: str,
+    year: int,
+    authors: list[str],
+    copies_total: int,
+    copies_available: int,
+) -> BookInfo:
+    _made = object.__new__(BookInfo)
+    _made.isbn = isbn
+    _made.title = title
+    _made.year = year
+    _made.authors = authors
+    _made.copies_total = copies_total
+    _made.copies_available = copies_available
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -232,14 +400,34 @@ class ReturnReceipt(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.loan_id, self.title, self.days_late, self.fine_cents
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and _MIN_INT <= v2 <= _MAX_INT
+            and _MIN_INT <= v3 <= _MAX_INT
+        ):
+            return 5 + len(v0) + len(v1) + h.stored_size(self.hold_ready_for)
         return (
             1
-            + h.text_size(self.loan_id)
-            + h.text_size(self.title)
-            + h.int_size(self.days_late)
-            + h.int_size(self.fine_cents)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.int_size(v2)
+            + h.int_size(v3)
             + h.stored_size(self.hold_ready_for)
         )
+
+
+def _new_ReturnReceipt(
+    *, loan_id: str, title: str, days_late: int, fine_cents: int, hold_ready_for: str | None = None
+) -> ReturnReceipt:
+    _made = object.__new__(ReturnReceipt)
+    _made.loan_id = loan_id
+    _made.title = title
+    _made.days_late = days_late
+    _made.fine_cents = fine_cents
+    _made.hold_ready_for = hold_ready_for
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -253,14 +441,48 @@ class OverdueItem(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4 = (
+            self.loan_id,
+            self.member,
+            self.title,
+            self.days_late,
+            self.fine_so_far_cents,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and _MIN_INT <= v3 <= _MAX_INT
+            and _MIN_INT <= v4 <= _MAX_INT
+        ):
+            return 7 + len(v0) + len(v1) + len(v2)
         return (
             2
-            + h.text_size(self.loan_id)
-            + h.stored_size(self.member)
-            + h.text_size(self.title)
-            + h.int_size(self.days_late)
-            + h.int_size(self.fine_so_far_cents)
+            + h.text_size(v0)
+            + h.stored_size(v1)
+            + h.text_size(v2)
+            + h.int_size(v3)
+            + h.int_size(v4)
         )
+
+
+def _new_OverdueItem(
+    *,
+    loan_id: str,
+    member: str,
+    title: str,
+    due: datetime.date,
+    days_late: int,
+    fine_so_far_cents: int,
+) -> OverdueItem:
+    _made = object.__new__(OverdueItem)
+    _made.loan_id = loan_id
+    _made.member = member
+    _made.title = title
+    _made.due = due
+    _made.days_late = days_late
+    _made.fine_so_far_cents = fine_so_far_cents
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -271,7 +493,20 @@ class ClockReport(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.int_size(self.holds_expired) + h.int_size(self.memberships_expired)
+        v0, v1 = self.holds_expired, self.memberships_expired
+        if _MIN_INT <= v0 <= _MAX_INT and _MIN_INT <= v1 <= _MAX_INT:
+            return 4
+        return 2 + h.int_size(v0) + h.int_size(v1)
+
+
+def _new_ClockReport(
+    *, now: datetime.datetime, holds_expired: int, memberships_expired: int
+) -> ClockReport:
+    _made = object.__new__(ClockReport)
+    _made.now = now
+    _made.holds_expired = holds_expired
+    _made.memberships_expired = memberships_expired
+    return _made
 
 
 def _to_json_Author(value: Author) -> dict[str, Any]:
@@ -2819,41 +3054,23 @@ class LibraryLendingEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_authors(self) -> rt.Table[Author]:
-        table: rt.Table[Author] = self._tables["authors"]
-        return table
-
-    @property
-    def t_books(self) -> rt.Table[Book]:
-        table: rt.Table[Book] = self._tables["books"]
-        return table
-
-    @property
-    def t_book_authors(self) -> rt.Table[BookAuthor]:
-        table: rt.Table[BookAuthor] = self._tables["book_authors"]
-        return table
-
-    @property
-    def t_copies(self) -> rt.Table[Copy]:
-        table: rt.Table[Copy] = self._tables["copies"]
-        return table
-
-    @property
-    def t_members(self) -> rt.Table[Member]:
-        table: rt.Table[Member] = self._tables["members"]
-        return table
-
-    @property
-    def t_loans(self) -> rt.Table[Loan]:
-        table: rt.Table[Loan] = self._tables["loans"]
-        return table
-
-    @property
-    def t_holds(self) -> rt.Table[Hold]:
-        table: rt.Table[Hold] = self._tables["holds"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "authors": "t_authors",
+        "books": "t_books",
+        "book_authors": "t_book_authors",
+        "copies": "t_copies",
+        "members": "t_members",
+        "loans": "t_loans",
+        "holds": "t_holds",
+    }
+    t_authors: rt.Table[Author]
+    t_books: rt.Table[Book]
+    t_book_authors: rt.Table[BookAuthor]
+    t_copies: rt.Table[Copy]
+    t_members: rt.Table[Member]
+    t_loans: rt.Table[Loan]
+    t_holds: rt.Table[Hold]
 
     @property
     def s_holidays(self) -> set[datetime.date]:
@@ -2877,7 +3094,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_search_books(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_books (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_books:
+        if not _ARGUMENTS_search_books.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         text: str
         given_text = given.get("text", _MISSING)
@@ -2892,7 +3109,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2907,7 +3124,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_books", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2933,7 +3156,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_get_book(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_book (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_book:
+        if not _ARGUMENTS_get_book.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -2948,7 +3171,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2966,26 +3189,36 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 6 + len(data["isbn"]) + len(data["title"])
+            total = 6
             v = data["year"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["authors"]
-            total += len(v) + sum(map(len, v))
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
             v = data["copies_total"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["copies_available"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["isbn"]) + len(data["title"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_book", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3014,7 +3247,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_list_copies(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_copies (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_copies:
+        if not _ARGUMENTS_list_copies.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -3039,7 +3272,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3054,7 +3287,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_copies", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3080,7 +3319,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_get_member(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_member (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_member:
+        if not _ARGUMENTS_get_member.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3099,7 +3338,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3118,26 +3357,33 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["member_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["joined"])
-                + len(data["expires"])
-                + len(data["status"])
-            )
+            total = 7
             v = data["fines_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["member_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["joined"])
+                    + len(data["expires"])
+                    + len(data["status"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_member", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3170,7 +3416,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_list_member_loans(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_member_loans (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_member_loans:
+        if not _ARGUMENTS_list_member_loans.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3199,7 +3445,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3216,7 +3462,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_member_loans", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3248,7 +3500,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3263,7 +3515,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_overdue_loans", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3293,7 +3551,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_register_member(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for register_member (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_register_member:
+        if not _ARGUMENTS_register_member.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3328,7 +3586,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3355,26 +3613,33 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["member_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["joined"])
-                + len(data["expires"])
-                + len(data["status"])
-            )
+            total = 7
             v = data["fines_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["member_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["joined"])
+                    + len(data["expires"])
+                    + len(data["status"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("register_member", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3400,7 +3665,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_renew_membership(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for renew_membership (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_renew_membership:
+        if not _ARGUMENTS_renew_membership.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3419,7 +3684,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3428,7 +3693,7 @@ class LibraryLendingEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["members"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "members" else None
+                row = table._rows.get(key) if touched_table == "members" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # library_lending.env:164
             data = (
@@ -3445,26 +3710,33 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["member_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["joined"])
-                + len(data["expires"])
-                + len(data["status"])
-            )
+            total = 7
             v = data["fines_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["member_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["joined"])
+                    + len(data["expires"])
+                    + len(data["status"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("renew_membership", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3491,7 +3763,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_pay_fine(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for pay_fine (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_pay_fine:
+        if not _ARGUMENTS_pay_fine.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         member_id: str
         given_member_id = given.get("member_id", _MISSING)
@@ -3520,7 +3792,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3529,7 +3801,7 @@ class LibraryLendingEnv(rt.Environment):
                 self._verify_rows()
             table = self._tables["members"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "members" else None
+                row = table._rows.get(key) if touched_table == "members" else None
                 if row is not None and not self._inv_1_row(row):
                     self._env_invariant_failed("_inv_1")  # library_lending.env:164
             data = (
@@ -3546,26 +3818,33 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["member_id"])
-                + len(data["name"])
-                + len(data["email"])
-                + len(data["joined"])
-                + len(data["expires"])
-                + len(data["status"])
-            )
+            total = 7
             v = data["fines_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["member_id"])
+                    + len(data["name"])
+                    + len(data["email"])
+                    + len(data["joined"])
+                    + len(data["expires"])
+                    + len(data["status"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("pay_fine", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3592,7 +3871,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_check_out(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_out (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_out:
+        if not _ARGUMENTS_check_out.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         copy_id: str
         given_copy_id = given.get("copy_id", _MISSING)
@@ -3619,7 +3898,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3651,29 +3930,36 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["loan_id"])
-                + len(data["copy"])
-                + len(data["member"])
-                + len(data["checked_out"])
-                + len(data["due"])
-                + len(data["state"])
-            )
-            v = data["returned_at"]
-            if v is not None:
-                total += len(v)
+            total = 8
             v = data["renewals"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["loan_id"])
+                    + len(data["copy"])
+                    + len(data["member"])
+                    + len(data["checked_out"])
+                    + len(data["due"])
+                    + len(data["state"])
+                )
+                v = data["returned_at"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_out", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3707,7 +3993,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_return_copy(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for return_copy (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_return_copy:
+        if not _ARGUMENTS_return_copy.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         copy_id: str
         given_copy_id = given.get("copy_id", _MISSING)
@@ -3727,17 +4013,22 @@ class LibraryLendingEnv(rt.Environment):
                 if type(given_condition) is str
                 else None
             )
-            condition = (
-                member_condition
-                if member_condition is not None
-                else SPEC_CopyCondition.from_json(given_condition, "condition")
-            )  # library_lending.env:409
+            if member_condition is not None:
+                condition = member_condition
+            elif type(given_condition) is str:
+                raise SPEC_CopyCondition.mismatch(
+                    given_condition, "condition"
+                )  # library_lending.env:409
+            else:
+                condition = SPEC_CopyCondition.from_json(
+                    given_condition, "condition"
+                )  # library_lending.env:409
         arguments: dict[str, Any] = {"copy_id": copy_id, "condition": condition._value_}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3764,24 +4055,32 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["loan_id"]) + len(data["title"])
+            total = 5
             v = data["days_late"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["fine_cents"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["hold_ready_for"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["loan_id"]) + len(data["title"])
+                v = data["hold_ready_for"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("return_copy", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3808,7 +4107,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_renew_loan(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for renew_loan (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_renew_loan:
+        if not _ARGUMENTS_renew_loan.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         loan_id: str
         given_loan_id = given.get("loan_id", _MISSING)
@@ -3835,7 +4134,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3865,29 +4164,36 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["loan_id"])
-                + len(data["copy"])
-                + len(data["member"])
-                + len(data["checked_out"])
-                + len(data["due"])
-                + len(data["state"])
-            )
-            v = data["returned_at"]
-            if v is not None:
-                total += len(v)
+            total = 8
             v = data["renewals"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["loan_id"])
+                    + len(data["copy"])
+                    + len(data["member"])
+                    + len(data["checked_out"])
+                    + len(data["due"])
+                    + len(data["state"])
+                )
+                v = data["returned_at"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("renew_loan", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3913,7 +4219,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_report_lost(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for report_lost (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_report_lost:
+        if not _ARGUMENTS_report_lost.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         loan_id: str
         given_loan_id = given.get("loan_id", _MISSING)
@@ -3928,7 +4234,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3958,29 +4264,36 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["loan_id"])
-                + len(data["copy"])
-                + len(data["member"])
-                + len(data["checked_out"])
-                + len(data["due"])
-                + len(data["state"])
-            )
-            v = data["returned_at"]
-            if v is not None:
-                total += len(v)
+            total = 8
             v = data["renewals"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["loan_id"])
+                    + len(data["copy"])
+                    + len(data["member"])
+                    + len(data["checked_out"])
+                    + len(data["due"])
+                    + len(data["state"])
+                )
+                v = data["returned_at"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("report_lost", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4007,7 +4320,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_place_hold(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for place_hold (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_place_hold:
+        if not _ARGUMENTS_place_hold.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -4034,7 +4347,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4045,7 +4358,7 @@ class LibraryLendingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_2")  # library_lending.env:167
             table = self._tables["holds"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "holds" else None
+                row = table._rows.get(key) if touched_table == "holds" else None
                 if row is not None and not self._inv_3_row(row):
                     self._env_invariant_failed("_inv_3")  # library_lending.env:174
             data = (
@@ -4062,28 +4375,35 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["hold_id"])
-                + len(data["book"])
-                + len(data["member"])
-                + len(data["placed"])
-                + len(data["state"])
-            )
-            v = data["copy"]
-            if v is not None:
-                total += len(v)
-            v = data["ready_until"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 7
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["hold_id"])
+                    + len(data["book"])
+                    + len(data["member"])
+                    + len(data["placed"])
+                    + len(data["state"])
+                )
+                v = data["copy"]
+                if v is not None:
+                    total += len(v)
+                v = data["ready_until"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("place_hold", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4110,7 +4430,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_cancel_hold(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for cancel_hold (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_cancel_hold:
+        if not _ARGUMENTS_cancel_hold.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         hold_id: str
         given_hold_id = given.get("hold_id", _MISSING)
@@ -4137,7 +4457,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4148,7 +4468,7 @@ class LibraryLendingEnv(rt.Environment):
                 self._env_invariant_failed("_inv_2")  # library_lending.env:167
             table = self._tables["holds"]
             for touched_table, key in self._touched:
-                row = table.get(key) if touched_table == "holds" else None
+                row = table._rows.get(key) if touched_table == "holds" else None
                 if row is not None and not self._inv_3_row(row):
                     self._env_invariant_failed("_inv_3")  # library_lending.env:174
             data = (
@@ -4165,28 +4485,35 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                7
-                + len(data["hold_id"])
-                + len(data["book"])
-                + len(data["member"])
-                + len(data["placed"])
-                + len(data["state"])
-            )
-            v = data["copy"]
-            if v is not None:
-                total += len(v)
-            v = data["ready_until"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 7
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["hold_id"])
+                    + len(data["book"])
+                    + len(data["member"])
+                    + len(data["placed"])
+                    + len(data["state"])
+                )
+                v = data["copy"]
+                if v is not None:
+                    total += len(v)
+                v = data["ready_until"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("cancel_hold", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4212,7 +4539,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_advance_clock(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for advance_clock (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_advance_clock:
+        if not _ARGUMENTS_advance_clock.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         to: datetime.datetime
         canonical_to = False  # the argument is its own trace text
@@ -4239,7 +4566,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4256,27 +4583,39 @@ class LibraryLendingEnv(rt.Environment):
                 {
                     "holds_expired": result.holds_expired,
                     "memberships_expired": result.memberships_expired,
-                    "now": _format_datetime(result.now),
+                    "now": (
+                        given_to
+                        if result.now is to and canonical_to
+                        else _format_datetime(result.now)
+                    ),
                 }
                 if result is not None
                 else None
             )
             size_budget = self.size_budget
-            total = 3 + len(data["now"])
+            total = 3
             v = data["holds_expired"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["memberships_expired"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["now"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("advance_clock", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4335,7 +4674,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_add_book(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_book (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_book:
+        if not _ARGUMENTS_add_book.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -4396,7 +4735,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4431,26 +4770,36 @@ class LibraryLendingEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 6 + len(data["isbn"]) + len(data["title"])
+            total = 6
             v = data["year"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["authors"]
-            total += len(v) + sum(map(len, v))
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
             v = data["copies_total"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["copies_available"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["isbn"]) + len(data["title"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_book", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4476,7 +4825,7 @@ class LibraryLendingEnv(rt.Environment):
 
     def _call_withdraw_book(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for withdraw_book (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_withdraw_book:
+        if not _ARGUMENTS_withdraw_book.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         isbn: str
         given_isbn = given.get("isbn", _MISSING)
@@ -4491,7 +4840,7 @@ class LibraryLendingEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -4512,7 +4861,13 @@ class LibraryLendingEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("withdraw_book", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -4681,7 +5036,7 @@ class LibraryLendingEnv(rt.Environment):
         ]
 
     def _fn_book_info(self, b_: Book) -> BookInfo:
-        return BookInfo(
+        return _new_BookInfo(
             isbn=b_.isbn,
             title=b_.title,
             year=b_.year,
@@ -4719,8 +5074,9 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_search_books(self, text: str) -> list[BookInfo]:
         q: str = text.strip().lower()
         if not (q != ""):
-            raise rt.Fail("search text is empty", site=0)  # library_lending.env:256
-        self._hit(0)
+            raise rt.Fail("search text is empty", 0)  # library_lending.env:256
+        if self.coverage is not None:
+            self._hit(0)
         hits: list[Book] = [
             b_
             for b_ in self._it(self.t_books.rows())
@@ -4740,20 +5096,18 @@ class LibraryLendingEnv(rt.Environment):
         ]
 
     def _impl_get_book(self, isbn: str) -> BookInfo:
-        b_ = self.t_books.get(isbn)
+        b_ = self.t_books._rows.get(isbn)
         if b_ is None:
-            raise rt.Fail(
-                ("no book with ISBN " + h.to_str(isbn)), site=1
-            )  # library_lending.env:267
-        self._hit(1)
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 1)  # library_lending.env:267
+        if self.coverage is not None:
+            self._hit(1)
         return self._fn_book_info(b_=b_)
 
     def _impl_list_copies(self, isbn: str, available_only: bool) -> list[Copy]:
         if not (isbn in self.t_books):
-            raise rt.Fail(
-                ("no book with ISBN " + h.to_str(isbn)), site=2
-            )  # library_lending.env:276
-        self._hit(2)
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 2)  # library_lending.env:276
+        if self.coverage is not None:
+            self._hit(2)
         return [
             c
             for c in self._it(self.t_copies.rows())
@@ -4761,20 +5115,22 @@ class LibraryLendingEnv(rt.Environment):
         ]
 
     def _impl_get_member(self, member_id: str) -> Member:
-        m = self.t_members.get(member_id)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=3
+                ("member " + h.to_str(member_id) + " not found"), 3
             )  # library_lending.env:282
-        self._hit(3)
+        if self.coverage is not None:
+            self._hit(3)
         return m
 
     def _impl_list_member_loans(self, member_id: str, include_returned: bool) -> list[Loan]:
         if not (member_id in self.t_members):
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=4
+                ("member " + h.to_str(member_id) + " not found"), 4
             )  # library_lending.env:291
-        self._hit(4)
+        if self.coverage is not None:
+            self._hit(4)
         return sorted(
             [
                 l
@@ -4787,7 +5143,7 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_list_overdue_loans(self) -> list[OverdueItem]:
         today: datetime.date = h.date_of(self.s_now)
         items: list[OverdueItem] = [
-            OverdueItem(
+            _new_OverdueItem(
                 loan_id=l.loan_id,
                 member=l.member,
                 title=self.t_books.row(self.t_copies.row(l.copy_).book).title,
@@ -4803,15 +5159,18 @@ class LibraryLendingEnv(rt.Environment):
     def _impl_register_member(self, member_id: str, name: str, email: str) -> Member:
         if not (member_id not in self.t_members):
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " already exists"), site=5
+                ("member " + h.to_str(member_id) + " already exists"), 5
             )  # library_lending.env:327
-        self._hit(5)
+        if self.coverage is not None:
+            self._hit(5)
         if not (name.strip() != ""):
-            raise rt.Fail("name is required", site=6)  # library_lending.env:330
-        self._hit(6)
+            raise rt.Fail("name is required", 6)  # library_lending.env:330
+        if self.coverage is not None:
+            self._hit(6)
         if not ("@" in email):
-            raise rt.Fail("email address is not valid", site=7)  # library_lending.env:331
-        self._hit(7)
+            raise rt.Fail("email address is not valid", 7)  # library_lending.env:331
+        if self.coverage is not None:
+            self._hit(7)
         if not (
             not any(((x.email == email.strip().lower()) for x in self._it(self.t_members.rows())))
         ):
@@ -4821,12 +5180,13 @@ class LibraryLendingEnv(rt.Environment):
                     + h.to_str(email.strip().lower())
                     + " is already registered to another member"
                 ),
-                site=8,
+                8,
             )  # library_lending.env:332
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         today: datetime.date = h.date_of(self.s_now)
         return self._insert_members(
-            Member(
+            _new_Member(
                 member_id=member_id,
                 name=name.strip(),
                 email=email.strip().lower(),
@@ -4836,87 +5196,96 @@ class LibraryLendingEnv(rt.Environment):
         )
 
     def _impl_renew_membership(self, member_id: str) -> Member:
-        m = self.t_members.get(member_id)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=9
+                ("member " + h.to_str(member_id) + " not found"), 9
             )  # library_lending.env:349
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         if not (m.status != MemberStatus.suspended):
             raise rt.Fail(
-                "suspended memberships cannot be renewed here", site=10
+                "suspended memberships cannot be renewed here", 10
             )  # library_lending.env:352
-        self._hit(10)
+        if self.coverage is not None:
+            self._hit(10)
         if not (m.fines_cents == 0):
             raise rt.Fail(
-                ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first"),
-                site=11,
+                ("pay the outstanding " + h.to_str(m.fines_cents) + " cents of fines first"), 11
             )  # library_lending.env:353
-        self._hit(11)
+        if self.coverage is not None:
+            self._hit(11)
         self._write_members_expires(m, h.add_months(max(m.expires, h.date_of(self.s_now)), 12))
         self._write_members_status(m, MemberStatus.active)
         return m
 
     def _impl_pay_fine(self, member_id: str, amount_cents: int) -> Member:
-        m = self.t_members.get(member_id)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=12
+                ("member " + h.to_str(member_id) + " not found"), 12
             )  # library_lending.env:364
-        self._hit(12)
+        if self.coverage is not None:
+            self._hit(12)
         if not (amount_cents > 0):
-            raise rt.Fail("amount must be positive", site=13)  # library_lending.env:365
-        self._hit(13)
+            raise rt.Fail("amount must be positive", 13)  # library_lending.env:365
+        if self.coverage is not None:
+            self._hit(13)
         if not (amount_cents <= m.fines_cents):
             raise rt.Fail(
-                ("only " + h.to_str(m.fines_cents) + " cents are owed"), site=14
+                ("only " + h.to_str(m.fines_cents) + " cents are owed"), 14
             )  # library_lending.env:366
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         self._write_members_fines_cents(m, m.fines_cents - amount_cents)
         return m
 
     def _impl_check_out(self, copy_id: str, member_id: str) -> Loan:
-        c = self.t_copies.get(copy_id)
+        c = self.t_copies._rows.get(copy_id)
         if c is None:
             raise rt.Fail(
-                ("copy " + h.to_str(copy_id) + " not found"), site=15
+                ("copy " + h.to_str(copy_id) + " not found"), 15
             )  # library_lending.env:380
-        self._hit(15)
-        m = self.t_members.get(member_id)
+        if self.coverage is not None:
+            self._hit(15)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=16
+                ("member " + h.to_str(member_id) + " not found"), 16
             )  # library_lending.env:381
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         today: datetime.date = h.date_of(self.s_now)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(
-                ("membership is " + h.to_str(m.status)), site=17
-            )  # library_lending.env:383
-        self._hit(17)
+            raise rt.Fail(("membership is " + h.to_str(m.status)), 17)  # library_lending.env:383
+        if self.coverage is not None:
+            self._hit(17)
         if not (m.expires >= today):
-            raise rt.Fail(
-                "membership has expired; renew it first", site=18
-            )  # library_lending.env:388
-        self._hit(18)
+            raise rt.Fail("membership has expired; renew it first", 18)  # library_lending.env:388
+        if self.coverage is not None:
+            self._hit(18)
         if not (m.fines_cents < C_FINE_BLOCK_CENTS):
             raise rt.Fail(
-                ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), site=19
+                ("unpaid fines of " + h.to_str(m.fines_cents) + " cents block borrowing"), 19
             )  # library_lending.env:389
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         if not (len(self._fn_active_loans_of(member_id=member_id)) < C_MAX_LOANS):
             raise rt.Fail(
-                ("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), site=20
+                ("loan limit of " + h.to_str(C_MAX_LOANS) + " reached"), 20
             )  # library_lending.env:393
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         if not (c.condition == CopyCondition.good or c.condition == CopyCondition.worn):
             raise rt.Fail(
-                ("copy is " + h.to_str(c.condition) + " and cannot be lent"), site=21
+                ("copy is " + h.to_str(c.condition) + " and cannot be lent"), 21
             )  # library_lending.env:394
-        self._hit(21)
+        if self.coverage is not None:
+            self._hit(21)
         if not (self._fn_current_loan(copy_id=copy_id) is None):
-            raise rt.Fail("copy is already on loan", site=22)  # library_lending.env:396
-        self._hit(22)
+            raise rt.Fail("copy is already on loan", 22)  # library_lending.env:396
+        if self.coverage is not None:
+            self._hit(22)
         reserved: Hold | None = h.first(
             (
                 h_
@@ -4927,13 +5296,14 @@ class LibraryLendingEnv(rt.Environment):
         if reserved is not None:
             if not (h.unwrap(reserved).member == member_id):
                 raise rt.Fail(
-                    "copy is set aside for another member's hold", site=23
+                    "copy is set aside for another member's hold", 23
                 )  # library_lending.env:399
-            self._hit(23)
+            if self.coverage is not None:
+                self._hit(23)
             _tmp1 = h.unwrap(reserved)
             self._write_holds_state(_tmp1, HoldState.fulfilled)
         return self._insert_loans(
-            Loan(
+            _new_Loan(
                 copy_=copy_id,
                 member=member_id,
                 checked_out=self.s_now,
@@ -4945,14 +5315,16 @@ class LibraryLendingEnv(rt.Environment):
         l = self._fn_current_loan(copy_id=copy_id)
         if l is None:
             raise rt.Fail(
-                ("copy " + h.to_str(copy_id) + " is not on loan"), site=24
+                ("copy " + h.to_str(copy_id) + " is not on loan"), 24
             )  # library_lending.env:413
-        self._hit(24)
+        if self.coverage is not None:
+            self._hit(24)
         if not (condition != CopyCondition.lost):
             raise rt.Fail(
-                "a returned copy is not lost; use report_lost", site=25
+                "a returned copy is not lost; use report_lost", 25
             )  # library_lending.env:416
-        self._hit(25)
+        if self.coverage is not None:
+            self._hit(25)
         c: Copy = self.t_copies.row(copy_id)
         late: int = max(0, h.days_between(l.due, h.date_of(self.s_now)))
         fine: int = h.mul(late, C_DAILY_FINE_CENTS)
@@ -4964,7 +5336,7 @@ class LibraryLendingEnv(rt.Environment):
         ready_for: str | None = None
         if condition != CopyCondition.damaged:
             ready_for = self._impl_offer_to_next_hold(copy_id=copy_id)
-        return ReturnReceipt(
+        return _new_ReturnReceipt(
             loan_id=l.loan_id,
             title=self.t_books.row(c.book).title,
             days_late=late,
@@ -4973,28 +5345,33 @@ class LibraryLendingEnv(rt.Environment):
         )
 
     def _impl_renew_loan(self, loan_id: str, member_id: str) -> Loan:
-        l = self.t_loans.get(loan_id)
+        l = self.t_loans._rows.get(loan_id)
         if l is None:
             raise rt.Fail(
-                ("loan " + h.to_str(loan_id) + " not found"), site=26
+                ("loan " + h.to_str(loan_id) + " not found"), 26
             )  # library_lending.env:440
-        self._hit(26)
+        if self.coverage is not None:
+            self._hit(26)
         if not (l.member == member_id):
-            raise rt.Fail("this loan belongs to another member", site=27)  # library_lending.env:441
-        self._hit(27)
+            raise rt.Fail("this loan belongs to another member", 27)  # library_lending.env:441
+        if self.coverage is not None:
+            self._hit(27)
         if not (l.state == LoanState.active):
-            raise rt.Fail("only active loans can be renewed", site=28)  # library_lending.env:442
-        self._hit(28)
+            raise rt.Fail("only active loans can be renewed", 28)  # library_lending.env:442
+        if self.coverage is not None:
+            self._hit(28)
         if not (l.due >= h.date_of(self.s_now)):
             raise rt.Fail(
-                "overdue loans cannot be renewed; return the book", site=29
+                "overdue loans cannot be renewed; return the book", 29
             )  # library_lending.env:443
-        self._hit(29)
+        if self.coverage is not None:
+            self._hit(29)
         if not (l.renewals < C_MAX_RENEWALS):
             raise rt.Fail(
-                ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), site=30
+                ("a loan can be renewed at most " + h.to_str(C_MAX_RENEWALS) + " times"), 30
             )  # library_lending.env:444
-        self._hit(30)
+        if self.coverage is not None:
+            self._hit(30)
         if not (
             not any(
                 (
@@ -5003,26 +5380,27 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail(
-                "another member is waiting for this book", site=31
-            )  # library_lending.env:445
-        self._hit(31)
+            raise rt.Fail("another member is waiting for this book", 31)  # library_lending.env:445
+        if self.coverage is not None:
+            self._hit(31)
         self._write_loans_due(l, self._fn_open_day(d=(l.due + h.days(C_LOAN_DAYS))))
         self._write_loans_renewals(l, l.renewals + 1)
         return l
 
     def _impl_report_lost(self, loan_id: str) -> Loan:
-        l = self.t_loans.get(loan_id)
+        l = self.t_loans._rows.get(loan_id)
         if l is None:
             raise rt.Fail(
-                ("loan " + h.to_str(loan_id) + " not found"), site=32
+                ("loan " + h.to_str(loan_id) + " not found"), 32
             )  # library_lending.env:455
-        self._hit(32)
+        if self.coverage is not None:
+            self._hit(32)
         if not (l.state == LoanState.active):
             raise rt.Fail(
-                "only a loan in progress can be reported lost", site=33
+                "only a loan in progress can be reported lost", 33
             )  # library_lending.env:456
-        self._hit(33)
+        if self.coverage is not None:
+            self._hit(33)
         self._write_loans_state(l, LoanState.lost)
         _tmp3 = self.t_copies.row(l.copy_)
         self._write_copies_condition(_tmp3, CopyCondition.lost)
@@ -5032,21 +5410,20 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_place_hold(self, isbn: str, member_id: str) -> Hold:
         if not (isbn in self.t_books):
-            raise rt.Fail(
-                ("no book with ISBN " + h.to_str(isbn)), site=34
-            )  # library_lending.env:469
-        self._hit(34)
-        m = self.t_members.get(member_id)
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 34)  # library_lending.env:469
+        if self.coverage is not None:
+            self._hit(34)
+        m = self.t_members._rows.get(member_id)
         if m is None:
             raise rt.Fail(
-                ("member " + h.to_str(member_id) + " not found"), site=35
+                ("member " + h.to_str(member_id) + " not found"), 35
             )  # library_lending.env:470
-        self._hit(35)
+        if self.coverage is not None:
+            self._hit(35)
         if not (m.status == MemberStatus.active):
-            raise rt.Fail(
-                ("membership is " + h.to_str(m.status)), site=36
-            )  # library_lending.env:471
-        self._hit(36)
+            raise rt.Fail(("membership is " + h.to_str(m.status)), 36)  # library_lending.env:471
+        if self.coverage is not None:
+            self._hit(36)
         if not (
             not any(
                 (
@@ -5057,9 +5434,10 @@ class LibraryLendingEnv(rt.Environment):
             )
         ):
             raise rt.Fail(
-                "a copy is on the shelf; check it out instead", site=37
+                "a copy is on the shelf; check it out instead", 37
             )  # library_lending.env:472
-        self._hit(37)
+        if self.coverage is not None:
+            self._hit(37)
         if not (
             not any(
                 (
@@ -5068,8 +5446,9 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail("you already have this book on loan", site=38)  # library_lending.env:474
-        self._hit(38)
+            raise rt.Fail("you already have this book on loan", 38)  # library_lending.env:474
+        if self.coverage is not None:
+            self._hit(38)
         if not (
             not any(
                 (
@@ -5078,27 +5457,27 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail(
-                "you already have a hold on this book", site=39
-            )  # library_lending.env:476
-        self._hit(39)
-        return self._insert_holds(Hold(book=isbn, member=member_id, placed=self.s_now))
+            raise rt.Fail("you already have a hold on this book", 39)  # library_lending.env:476
+        if self.coverage is not None:
+            self._hit(39)
+        return self._insert_holds(_new_Hold(book=isbn, member=member_id, placed=self.s_now))
 
     def _impl_cancel_hold(self, hold_id: str, member_id: str) -> Hold:
-        h_ = self.t_holds.get(hold_id)
+        h_ = self.t_holds._rows.get(hold_id)
         if h_ is None:
             raise rt.Fail(
-                ("hold " + h.to_str(hold_id) + " not found"), site=40
+                ("hold " + h.to_str(hold_id) + " not found"), 40
             )  # library_lending.env:483
-        self._hit(40)
+        if self.coverage is not None:
+            self._hit(40)
         if not (h_.member == member_id):
-            raise rt.Fail("this hold belongs to another member", site=41)  # library_lending.env:486
-        self._hit(41)
+            raise rt.Fail("this hold belongs to another member", 41)  # library_lending.env:486
+        if self.coverage is not None:
+            self._hit(41)
         if not self._fn_is_open(h_=h_):
-            raise rt.Fail(
-                ("hold is already " + h.to_str(h_.state)), site=42
-            )  # library_lending.env:487
-        self._hit(42)
+            raise rt.Fail(("hold is already " + h.to_str(h_.state)), 42)  # library_lending.env:487
+        if self.coverage is not None:
+            self._hit(42)
         was_ready: bool = h_.state == HoldState.ready
         self._write_holds_state(h_, HoldState.cancelled)
         freed: str | None = h_.copy_
@@ -5108,8 +5487,9 @@ class LibraryLendingEnv(rt.Environment):
 
     def _impl_advance_clock(self, to: datetime.datetime) -> ClockReport:
         if not (to >= self.s_now):
-            raise rt.Fail("time cannot go backwards", site=43)  # library_lending.env:500
-        self._hit(43)
+            raise rt.Fail("time cannot go backwards", 43)  # library_lending.env:500
+        if self.coverage is not None:
+            self._hit(43)
         self._set_scalar("now", to)
         today: datetime.date = h.date_of(self.s_now)
         n_holds: int = 0
@@ -5126,29 +5506,36 @@ class LibraryLendingEnv(rt.Environment):
             if m.status == MemberStatus.active and m.expires < today:
                 self._write_members_status(m, MemberStatus.expired)
                 n_members += 1
-        return ClockReport(now=self.s_now, holds_expired=n_holds, memberships_expired=n_members)
+        return _new_ClockReport(
+            now=self.s_now, holds_expired=n_holds, memberships_expired=n_members
+        )
 
     def _impl_add_book(
         self, isbn: str, title: str, year: int, author_names: list[str], shelf: str, copy_count: int
     ) -> BookInfo:
         if not (isbn not in self.t_books):
             raise rt.Fail(
-                ("a book with ISBN " + h.to_str(isbn) + " already exists"), site=44
+                ("a book with ISBN " + h.to_str(isbn) + " already exists"), 44
             )  # library_lending.env:536
-        self._hit(44)
+        if self.coverage is not None:
+            self._hit(44)
         if not (title.strip() != ""):
-            raise rt.Fail("the title is required", site=45)  # library_lending.env:539
-        self._hit(45)
+            raise rt.Fail("the title is required", 45)  # library_lending.env:539
+        if self.coverage is not None:
+            self._hit(45)
         if not (len(author_names) > 0):
-            raise rt.Fail("a book needs at least one author", site=46)  # library_lending.env:540
-        self._hit(46)
+            raise rt.Fail("a book needs at least one author", 46)  # library_lending.env:540
+        if self.coverage is not None:
+            self._hit(46)
         if not (len(set(author_names)) == len(author_names)):
-            raise rt.Fail("an author is listed twice", site=47)  # library_lending.env:543
-        self._hit(47)
+            raise rt.Fail("an author is listed twice", 47)  # library_lending.env:543
+        if self.coverage is not None:
+            self._hit(47)
         if not (1 <= copy_count <= 20):
-            raise rt.Fail("copy_count must be between 1 and 20", site=48)  # library_lending.env:544
-        self._hit(48)
-        b_: Book = self._insert_books(Book(isbn=isbn, title=title.strip(), year=year))
+            raise rt.Fail("copy_count must be between 1 and 20", 48)  # library_lending.env:544
+        if self.coverage is not None:
+            self._hit(48)
+        b_: Book = self._insert_books(_new_Book(isbn=isbn, title=title.strip(), year=year))
         for name in self._it(list(author_names)):
             existing: Author | None = h.first(
                 (
@@ -5161,21 +5548,22 @@ class LibraryLendingEnv(rt.Environment):
             if existing is not None:
                 author_id = h.unwrap(existing).author_id
             else:
-                author_id = self._insert_authors(Author(name=name.strip())).author_id
-            self._insert_book_authors(BookAuthor(book=isbn, author=author_id))
+                author_id = self._insert_authors(_new_Author(name=name.strip())).author_id
+            self._insert_book_authors(_new_BookAuthor(book=isbn, author=author_id))
         for i in self._it(self._range(copy_count)):
             self._insert_copies(
-                Copy(copy_id=(h.to_str(isbn) + "-" + h.to_str((i + 1))), book=isbn, shelf=shelf)
+                _new_Copy(
+                    copy_id=(h.to_str(isbn) + "-" + h.to_str((i + 1))), book=isbn, shelf=shelf
+                )
             )
         return self._fn_book_info(b_=b_)
 
     def _impl_withdraw_book(self, isbn: str) -> str:
-        b_ = self.t_books.get(isbn)
+        b_ = self.t_books._rows.get(isbn)
         if b_ is None:
-            raise rt.Fail(
-                ("no book with ISBN " + h.to_str(isbn)), site=49
-            )  # library_lending.env:565
-        self._hit(49)
+            raise rt.Fail(("no book with ISBN " + h.to_str(isbn)), 49)  # library_lending.env:565
+        if self.coverage is not None:
+            self._hit(49)
         if not (
             not any(
                 (
@@ -5184,10 +5572,9 @@ class LibraryLendingEnv(rt.Environment):
                 )
             )
         ):
-            raise rt.Fail(
-                "a copy of this book is still on loan", site=50
-            )  # library_lending.env:566
-        self._hit(50)
+            raise rt.Fail("a copy of this book is still on loan", 50)  # library_lending.env:566
+        if self.coverage is not None:
+            self._hit(50)
         title: str = b_.title
         n: int = h.count((c for c in self._it(self.t_copies.rows()) if (c.book == isbn)))
         self._delete("books", isbn)
@@ -5196,25 +5583,25 @@ class LibraryLendingEnv(rt.Environment):
     def _init_borrow_and_queue(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-03-04T10:00:00Z"))
         self.set_scalar_initial("holidays", {h.date("2024-03-25")})
-        self.load_rows("authors", [Author(author_id="A1", name="Frank Herbert")])
-        self.load_rows("books", [Book(isbn="9780441013593", title="Dune", year=1965)])
+        self.load_rows("authors", [_new_Author(author_id="A1", name="Frank Herbert")])
+        self.load_rows("books", [_new_Book(isbn="9780441013593", title="Dune", year=1965)])
         self.load_rows(
-            "book_authors", [BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
+            "book_authors", [_new_BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
         )
         self.load_rows(
-            "copies", [Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
+            "copies", [_new_Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
         )
         self.load_rows(
             "members",
             [
-                Member(
+                _new_Member(
                     member_id="M001",
                     name="Ana Ruiz",
                     email="ana@example.org",
                     joined=h.date("2023-09-01"),
                     expires=h.date("2024-08-31"),
                 ),
-                Member(
+                _new_Member(
                     member_id="M002",
                     name="Ben Okafor",
                     email="ben@example.org",
@@ -5266,32 +5653,32 @@ class LibraryLendingEnv(rt.Environment):
     def _init_late_return_and_pickup(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-02-25T18:00:00Z"))
         self.set_scalar_initial("holidays", set())
-        self.load_rows("authors", [Author(author_id="A1", name="Frank Herbert")])
-        self.load_rows("books", [Book(isbn="9780441013593", title="Dune", year=1965)])
+        self.load_rows("authors", [_new_Author(author_id="A1", name="Frank Herbert")])
+        self.load_rows("books", [_new_Book(isbn="9780441013593", title="Dune", year=1965)])
         self.load_rows(
-            "book_authors", [BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
+            "book_authors", [_new_BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
         )
         self.load_rows(
-            "copies", [Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
+            "copies", [_new_Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
         )
         self.load_rows(
             "members",
             [
-                Member(
+                _new_Member(
                     member_id="M001",
                     name="Ana Ruiz",
                     email="ana@example.org",
                     joined=h.date("2023-09-01"),
                     expires=h.date("2024-08-31"),
                 ),
-                Member(
+                _new_Member(
                     member_id="M002",
                     name="Ben Okafor",
                     email="ben@example.org",
                     joined=h.date("2024-01-10"),
                     expires=h.date("2025-01-09"),
                 ),
-                Member(
+                _new_Member(
                     member_id="M003",
                     name="Chen Li",
                     email="chen@example.org",
@@ -5303,7 +5690,7 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "loans",
             [
-                Loan(
+                _new_Loan(
                     loan_id="L1",
                     copy_="9780441013593-1",
                     member="M001",
@@ -5315,13 +5702,13 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "holds",
             [
-                Hold(
+                _new_Hold(
                     hold_id="H1",
                     book="9780441013593",
                     member="M002",
                     placed=h.datetime("2024-02-01T12:00:00Z"),
                 ),
-                Hold(
+                _new_Hold(
                     hold_id="H2",
                     book="9780441013593",
                     member="M003",
@@ -5377,15 +5764,15 @@ class LibraryLendingEnv(rt.Environment):
     def _init_catalog_update(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-05-06T09:00:00Z"))
         self.set_scalar_initial("holidays", set())
-        self.load_rows("authors", [Author(author_id="A7", name="Terry Pratchett")])
-        self.load_rows("books", [Book(isbn="9780552131063", title="Mort", year=1987)])
+        self.load_rows("authors", [_new_Author(author_id="A7", name="Terry Pratchett")])
+        self.load_rows("books", [_new_Book(isbn="9780552131063", title="Mort", year=1987)])
         self.load_rows(
-            "book_authors", [BookAuthor(link_id="BA9", book="9780552131063", author="A7")]
+            "book_authors", [_new_BookAuthor(link_id="BA9", book="9780552131063", author="A7")]
         )
         self.load_rows(
             "copies",
             [
-                Copy(
+                _new_Copy(
                     copy_id="9780552131063-1",
                     book="9780552131063",
                     shelf="F-PRA",
@@ -5396,7 +5783,7 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "members",
             [
-                Member(
+                _new_Member(
                     member_id="M001",
                     name="Ana Ruiz",
                     email="ana@example.org",
@@ -5408,7 +5795,7 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "loans",
             [
-                Loan(
+                _new_Loan(
                     loan_id="L4",
                     copy_="9780552131063-1",
                     member="M001",
@@ -5482,25 +5869,25 @@ class LibraryLendingEnv(rt.Environment):
     def _init_renew_before_holiday(self) -> None:
         self.set_scalar_initial("now", h.datetime("2024-03-11T10:00:00Z"))
         self.set_scalar_initial("holidays", set())
-        self.load_rows("authors", [Author(author_id="A1", name="Frank Herbert")])
-        self.load_rows("books", [Book(isbn="9780441013593", title="Dune", year=1965)])
+        self.load_rows("authors", [_new_Author(author_id="A1", name="Frank Herbert")])
+        self.load_rows("books", [_new_Book(isbn="9780441013593", title="Dune", year=1965)])
         self.load_rows(
-            "book_authors", [BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
+            "book_authors", [_new_BookAuthor(link_id="BA1", book="9780441013593", author="A1")]
         )
         self.load_rows(
-            "copies", [Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
+            "copies", [_new_Copy(copy_id="9780441013593-1", book="9780441013593", shelf="SF-HER")]
         )
         self.load_rows(
             "members",
             [
-                Member(
+                _new_Member(
                     member_id="M001",
                     name="Ana Ruiz",
                     email="ana@example.org",
                     joined=h.date("2023-09-01"),
                     expires=h.date("2024-08-31"),
                 ),
-                Member(
+                _new_Member(
                     member_id="M005",
                     name="Eve Novak",
                     email="eve@example.org",
@@ -5513,7 +5900,7 @@ class LibraryLendingEnv(rt.Environment):
         self.load_rows(
             "loans",
             [
-                Loan(
+                _new_Loan(
                     loan_id="L1",
                     copy_="9780441013593-1",
                     member="M001",
@@ -5728,7 +6115,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.state
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("holds", row.hold_id, row, "state", old)
+        key = row.hold_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "holds", key, row, "state", old))
+        touched = self._touched
+        originals = touched.get(("holds", key))
+        if originals is None:
+            touched[("holds", key)] = {"state": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("state", old)
         row.state = value
 
     def _write_holds_copy_(self, row: Hold, value: str | None) -> None:
@@ -5737,7 +6133,16 @@ class LibraryLendingEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("holds", row.hold_id, row, "copy_", old)
+        key = row.hold_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "holds", key, row, "copy_", old))
+        touched = self._touched
+        originals = touched.get(("holds", key))
+        if originals is None:
+            touched[("holds", key)] = {"copy_": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("copy_", old)
         self._reindex("holds", row, "copy_", old, value)
         row.copy_ = value
 
@@ -5746,7 +6151,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.ready_until
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("holds", row.hold_id, row, "ready_until", old)
+        key = row.hold_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "holds", key, row, "ready_until", old))
+        touched = self._touched
+        originals = touched.get(("holds", key))
+        if originals is None:
+            touched[("holds", key)] = {"ready_until": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("ready_until", old)
         row.ready_until = value
 
     def _write_members_expires(self, row: Member, value: datetime.date) -> None:
@@ -5754,7 +6168,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.expires
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("members", row.member_id, row, "expires", old)
+        key = row.member_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "members", key, row, "expires", old))
+        touched = self._touched
+        originals = touched.get(("members", key))
+        if originals is None:
+            touched[("members", key)] = {"expires": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("expires", old)
         row.expires = value
 
     def _write_members_status(self, row: Member, value: MemberStatus) -> None:
@@ -5762,7 +6185,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.status
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("members", row.member_id, row, "status", old)
+        key = row.member_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "members", key, row, "status", old))
+        touched = self._touched
+        originals = touched.get(("members", key))
+        if originals is None:
+            touched[("members", key)] = {"status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("status", old)
         row.status = value
 
     def _write_members_fines_cents(self, row: Member, value: int) -> None:
@@ -5770,8 +6202,18 @@ class LibraryLendingEnv(rt.Environment):
         old = row.fines_cents
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("members", row.member_id, row, "fines_cents", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.member_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "members", key, row, "fines_cents", old))
+        touched = self._touched
+        originals = touched.get(("members", key))
+        if originals is None:
+            touched[("members", key)] = {"fines_cents": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("fines_cents", old)
         row.fines_cents = value
 
     def _write_loans_state(self, row: Loan, value: LoanState) -> None:
@@ -5779,7 +6221,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.state
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("loans", row.loan_id, row, "state", old)
+        key = row.loan_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "loans", key, row, "state", old))
+        touched = self._touched
+        originals = touched.get(("loans", key))
+        if originals is None:
+            touched[("loans", key)] = {"state": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("state", old)
         row.state = value
 
     def _write_loans_returned_at(self, row: Loan, value: datetime.datetime | None) -> None:
@@ -5787,7 +6238,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.returned_at
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("loans", row.loan_id, row, "returned_at", old)
+        key = row.loan_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "loans", key, row, "returned_at", old))
+        touched = self._touched
+        originals = touched.get(("loans", key))
+        if originals is None:
+            touched[("loans", key)] = {"returned_at": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("returned_at", old)
         row.returned_at = value
 
     def _write_copies_condition(self, row: Copy, value: CopyCondition) -> None:
@@ -5795,7 +6255,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.condition
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("copies", row.copy_id, row, "condition", old)
+        key = row.copy_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "copies", key, row, "condition", old))
+        touched = self._touched
+        originals = touched.get(("copies", key))
+        if originals is None:
+            touched[("copies", key)] = {"condition": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("condition", old)
         row.condition = value
 
     def _write_loans_due(self, row: Loan, value: datetime.date) -> None:
@@ -5803,7 +6272,16 @@ class LibraryLendingEnv(rt.Environment):
         old = row.due
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("loans", row.loan_id, row, "due", old)
+        key = row.loan_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "loans", key, row, "due", old))
+        touched = self._touched
+        originals = touched.get(("loans", key))
+        if originals is None:
+            touched[("loans", key)] = {"due": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("due", old)
         row.due = value
 
     def _write_loans_renewals(self, row: Loan, value: int) -> None:
@@ -5811,8 +6289,18 @@ class LibraryLendingEnv(rt.Environment):
         old = row.renewals
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("loans", row.loan_id, row, "renewals", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.loan_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "loans", key, row, "renewals", old))
+        touched = self._touched
+        originals = touched.get(("loans", key))
+        if originals is None:
+            touched[("loans", key)] = {"renewals": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("renewals", old)
         row.renewals = value
 
     def _insert_members(self, row: Member) -> Member:
@@ -5820,9 +6308,16 @@ class LibraryLendingEnv(rt.Environment):
         table = self._tables["members"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.member_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Member {key!r} already exists", rule="key: Member")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "members", key))
@@ -5835,13 +6330,27 @@ class LibraryLendingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.loan_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "loans", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "loans", counter))
+            while True:
+                counter += 1
+                key = "L-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.loan_id = key
-        if key in table:
-            raise rt.Fail(f"Loan {key!r} already exists", rule="key: Loan")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"Loan {key!r} already exists", rule="key: Loan")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "loans", key))
@@ -5854,13 +6363,27 @@ class LibraryLendingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.hold_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "holds", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "holds", counter))
+            while True:
+                counter += 1
+                key = "H-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.hold_id = key
-        if key in table:
-            raise rt.Fail(f"Hold {key!r} already exists", rule="key: Hold")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"Hold {key!r} already exists", rule="key: Hold")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "holds", key))
@@ -5872,9 +6395,16 @@ class LibraryLendingEnv(rt.Environment):
         table = self._tables["books"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.isbn
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Book {key!r} already exists", rule="key: Book")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "books", key))
@@ -5887,13 +6417,27 @@ class LibraryLendingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.author_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "authors", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "authors", counter))
+            while True:
+                counter += 1
+                key = "A-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.author_id = key
-        if key in table:
-            raise rt.Fail(f"Author {key!r} already exists", rule="key: Author")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"Author {key!r} already exists", rule="key: Author")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "authors", key))
@@ -5906,13 +6450,27 @@ class LibraryLendingEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.link_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "book_authors", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "book_authors", counter))
+            while True:
+                counter += 1
+                key = "BA-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.link_id = key
-        if key in table:
-            raise rt.Fail(f"BookAuthor {key!r} already exists", rule="key: BookAuthor")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"BookAuthor {key!r} already exists", rule="key: BookAuthor")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "book_authors", key))
@@ -5924,9 +6482,16 @@ class LibraryLendingEnv(rt.Environment):
         table = self._tables["copies"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.copy_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Copy {key!r} already exists", rule="key: Copy")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "copies", key))
@@ -5935,137 +6500,126 @@ class LibraryLendingEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        value: tuple[Any, ...]
+        for (table_name, key), originals in self._touched.items():
             if table_name == "books":
-                self._rules_books(key, originals)
+                table = self._tables["books"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Book_0(row):
+                    self._row_invariant_failed("books", row, "the title is not empty")
             elif table_name == "book_authors":
-                self._rules_book_authors(key, originals)
+                if originals is not _INSERTED and originals.keys().isdisjoint(("author", "book")):
+                    continue
+                table = self._tables["book_authors"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or not originals.keys().isdisjoint(("book", "author")):
+                    value = (
+                        row.book,
+                        row.author,
+                    )
+                    failure = _shared_unique(table, ("book", "author"), value, key)
+                    if failure is not None:
+                        raise failure
+                if originals is _INSERTED or "book" in originals:
+                    parent = row.book
+                    if parent not in self._tables["books"]._rows:
+                        raise _missing_parent(table.schema, "book", self._tables["books"], parent)
+                if originals is _INSERTED or "author" in originals:
+                    parent = row.author
+                    if parent not in self._tables["authors"]._rows:
+                        raise _missing_parent(
+                            table.schema, "author", self._tables["authors"], parent
+                        )
             elif table_name == "copies":
-                self._rules_copies(key, originals)
+                if originals is not _INSERTED and "book" not in originals:
+                    continue
+                table = self._tables["copies"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "book" in originals:
+                    parent = row.book
+                    if parent not in self._tables["books"]._rows:
+                        raise _missing_parent(table.schema, "book", self._tables["books"], parent)
             elif table_name == "members":
-                self._rules_members(key, originals)
+                table = self._tables["members"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if originals is _INSERTED or "email" in originals:
+                    value = (row.email,)
+                    failure = _shared_unique(table, ("email",), value, key)
+                    if failure is not None:
+                        raise failure
+                if not self._rowinv_Member_0(row):
+                    self._row_invariant_failed("members", row, "a membership ends after it starts")
+                if not self._rowinv_Member_1(row):
+                    self._row_invariant_failed("members", row, "fines are never negative")
             elif table_name == "loans":
-                self._rules_loans(key, originals)
+                table = self._tables["loans"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "state" in originals:
+                    old, new = originals["state"], row.state
+                    if old != new and new not in table.schema.transitions["state"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "state", old, new)
+                if originals is _INSERTED or "copy_" in originals:
+                    parent = row.copy_
+                    if parent not in self._tables["copies"]._rows:
+                        raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
+                if originals is _INSERTED or "member" in originals:
+                    parent = row.member
+                    if parent not in self._tables["members"]._rows:
+                        raise _missing_parent(
+                            table.schema, "member", self._tables["members"], parent
+                        )
+                if not self._rowinv_Loan_0(row):
+                    self._row_invariant_failed("loans", row, "a loan is due after it starts")
+                if not self._rowinv_Loan_1(row):
+                    self._row_invariant_failed(
+                        "loans", row, "exactly the returned loans have a return time"
+                    )
+                if not self._rowinv_Loan_2(row):
+                    self._row_invariant_failed("loans", row, "renewal limit")
             elif table_name == "holds":
-                self._rules_holds(key, originals)
-
-    def _rules_books(self, key: Any, originals: Any) -> None:
-        "The rules of a row of books the call touched (Environment._verify_touched)."
-        table = self._tables["books"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Book_0(row):
-            self._row_invariant_failed("books", row, "the title is not empty")
-
-    def _rules_book_authors(self, key: Any, originals: Any) -> None:
-        "The rules of a row of book_authors the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and originals.keys().isdisjoint(("author", "book")):
-            return
-        table = self._tables["book_authors"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or not originals.keys().isdisjoint(("book", "author")):
-            value = (
-                row.book,
-                row.author,
-            )
-            failure = _shared_unique(table, ("book", "author"), value, key)
-            if failure is not None:
-                raise failure
-        if originals is _INSERTED or "book" in originals:
-            parent = row.book
-            if parent not in self._tables["books"]:
-                raise _missing_parent(table.schema, "book", self._tables["books"], parent)
-        if originals is _INSERTED or "author" in originals:
-            parent = row.author
-            if parent not in self._tables["authors"]:
-                raise _missing_parent(table.schema, "author", self._tables["authors"], parent)
-
-    def _rules_copies(self, key: Any, originals: Any) -> None:
-        "The rules of a row of copies the call touched (Environment._verify_touched)."
-        if originals is not _INSERTED and "book" not in originals:
-            return
-        table = self._tables["copies"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "book" in originals:
-            parent = row.book
-            if parent not in self._tables["books"]:
-                raise _missing_parent(table.schema, "book", self._tables["books"], parent)
-
-    def _rules_members(self, key: Any, originals: Any) -> None:
-        "The rules of a row of members the call touched (Environment._verify_touched)."
-        table = self._tables["members"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if originals is _INSERTED or "email" in originals:
-            value = (row.email,)
-            failure = _shared_unique(table, ("email",), value, key)
-            if failure is not None:
-                raise failure
-        if not self._rowinv_Member_0(row):
-            self._row_invariant_failed("members", row, "a membership ends after it starts")
-        if not self._rowinv_Member_1(row):
-            self._row_invariant_failed("members", row, "fines are never negative")
-
-    def _rules_loans(self, key: Any, originals: Any) -> None:
-        "The rules of a row of loans the call touched (Environment._verify_touched)."
-        table = self._tables["loans"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "state" in originals:
-            old, new = originals["state"], row.state
-            if old != new and new not in table.schema.transitions["state"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "state", old, new)
-        if originals is _INSERTED or "copy_" in originals:
-            parent = row.copy_
-            if parent not in self._tables["copies"]:
-                raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
-        if originals is _INSERTED or "member" in originals:
-            parent = row.member
-            if parent not in self._tables["members"]:
-                raise _missing_parent(table.schema, "member", self._tables["members"], parent)
-        if not self._rowinv_Loan_0(row):
-            self._row_invariant_failed("loans", row, "a loan is due after it starts")
-        if not self._rowinv_Loan_1(row):
-            self._row_invariant_failed(
-                "loans", row, "exactly the returned loans have a return time"
-            )
-        if not self._rowinv_Loan_2(row):
-            self._row_invariant_failed("loans", row, "renewal limit")
-
-    def _rules_holds(self, key: Any, originals: Any) -> None:
-        "The rules of a row of holds the call touched (Environment._verify_touched)."
-        table = self._tables["holds"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "state" in originals:
-            old, new = originals["state"], row.state
-            if old != new and new not in table.schema.transitions["state"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "state", old, new)
-        if originals is _INSERTED or "book" in originals:
-            parent = row.book
-            if parent not in self._tables["books"]:
-                raise _missing_parent(table.schema, "book", self._tables["books"], parent)
-        if originals is _INSERTED or "member" in originals:
-            parent = row.member
-            if parent not in self._tables["members"]:
-                raise _missing_parent(table.schema, "member", self._tables["members"], parent)
-        if originals is _INSERTED or "copy_" in originals:
-            parent = row.copy_
-            if parent is not None and parent not in self._tables["copies"]:
-                raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
-        if not self._rowinv_Hold_0(row):
-            self._row_invariant_failed(
-                "holds", row, "a ready hold has a copy set aside and a pickup deadline"
-            )
+                table = self._tables["holds"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "state" in originals:
+                    old, new = originals["state"], row.state
+                    if old != new and new not in table.schema.transitions["state"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "state", old, new)
+                if originals is _INSERTED or "book" in originals:
+                    parent = row.book
+                    if parent not in self._tables["books"]._rows:
+                        raise _missing_parent(table.schema, "book", self._tables["books"], parent)
+                if originals is _INSERTED or "member" in originals:
+                    parent = row.member
+                    if parent not in self._tables["members"]._rows:
+                        raise _missing_parent(
+                            table.schema, "member", self._tables["members"], parent
+                        )
+                if originals is _INSERTED or "copy_" in originals:
+                    parent = row.copy_
+                    if parent is not None and parent not in self._tables["copies"]._rows:
+                        raise _missing_parent(table.schema, "copy_", self._tables["copies"], parent)
+                if not self._rowinv_Hold_0(row):
+                    self._row_invariant_failed(
+                        "holds", row, "a ready hold has a copy set aside and a pickup deadline"
+                    )

@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import refused_transition as _refused_transition
 from envdsl.runtime.call_support import (
@@ -19,11 +20,13 @@ from envdsl.runtime.call_support import (
     MIN_INT as _MIN_INT,
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
-    budget as _budget,
+    per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -82,13 +85,41 @@ class OCRRequest:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1 = self.request_id, self.document_reference
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return (
+                5
+                + len(v0)
+                + len(v1)
+                + h.stored_size(self.result_text)
+                + h.stored_size(self.completion_time)
+            )
         return (
             3
-            + h.text_size(self.request_id)
-            + h.text_size(self.document_reference)
+            + h.text_size(v0)
+            + h.text_size(v1)
             + h.stored_size(self.result_text)
             + h.stored_size(self.completion_time)
         )
+
+
+def _new_OCRRequest(
+    *,
+    request_id: str = "",
+    document_reference: str,
+    submission_time: datetime.datetime,
+    status: OCRStatus = OCRStatus.submitted,
+    result_text: str | None = None,
+    completion_time: datetime.datetime | None = None,
+) -> OCRRequest:
+    _made = object.__new__(OCRRequest)
+    _made.request_id = request_id
+    _made.document_reference = document_reference
+    _made.submission_time = submission_time
+    _made.status = status
+    _made.result_text = result_text
+    _made.completion_time = completion_time
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -102,12 +133,25 @@ class Result:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            2
-            + h.text_size(self.request_id)
-            + h.text_size(self.extracted_text)
-            + h.stored_size(self.confidence_scores)
-        )
+        v0, v1 = self.request_id, self.extracted_text
+        if len(v0) <= _MAX_STR and len(v1) <= _MAX_STR:
+            return 4 + len(v0) + len(v1) + h.stored_size(self.confidence_scores)
+        return 2 + h.text_size(v0) + h.text_size(v1) + h.stored_size(self.confidence_scores)
+
+
+def _new_Result(
+    *,
+    request_id: str,
+    extracted_text: str,
+    confidence_scores: list[float],
+    processing_timestamp: datetime.datetime,
+) -> Result:
+    _made = object.__new__(Result)
+    _made.request_id = request_id
+    _made.extracted_text = extracted_text
+    _made.confidence_scores = confidence_scores
+    _made.processing_timestamp = processing_timestamp
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -119,6 +163,12 @@ class StatusInfo(rt.Value):
         return 2
 
 
+def _new_StatusInfo(*, status: OCRStatus) -> StatusInfo:
+    _made = object.__new__(StatusInfo)
+    _made.status = status
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class Availability(rt.Value):
     available: bool
@@ -128,13 +178,28 @@ class Availability(rt.Value):
         return 2
 
 
+def _new_Availability(*, available: bool) -> Availability:
+    _made = object.__new__(Availability)
+    _made.available = available
+    return _made
+
+
 @dataclass(slots=True, kw_only=True)
 class ResultText(rt.Value):
     extracted_text: str
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.extracted_text)
+        v0 = self.extracted_text
+        if len(v0) <= _MAX_STR:
+            return 2 + len(v0)
+        return 1 + h.text_size(v0)
+
+
+def _new_ResultText(*, extracted_text: str) -> ResultText:
+    _made = object.__new__(ResultText)
+    _made.extracted_text = extracted_text
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -145,7 +210,20 @@ class ResultWithConfidence(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.extracted_text) + h.stored_size(self.confidence_scores)
+        v0 = self.extracted_text
+        if len(v0) <= _MAX_STR:
+            return 3 + len(v0) + h.stored_size(self.confidence_scores)
+        return 2 + h.text_size(v0) + h.stored_size(self.confidence_scores)
+
+
+def _new_ResultWithConfidence(
+    *, extracted_text: str, confidence_scores: list[float], processing_timestamp: datetime.datetime
+) -> ResultWithConfidence:
+    _made = object.__new__(ResultWithConfidence)
+    _made.extracted_text = extracted_text
+    _made.confidence_scores = confidence_scores
+    _made.processing_timestamp = processing_timestamp
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -157,7 +235,25 @@ class RequestMetadata(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 3 + h.text_size(self.document_reference) + h.stored_size(self.completion_time)
+        v0 = self.document_reference
+        if len(v0) <= _MAX_STR:
+            return 4 + len(v0) + h.stored_size(self.completion_time)
+        return 3 + h.text_size(v0) + h.stored_size(self.completion_time)
+
+
+def _new_RequestMetadata(
+    *,
+    document_reference: str,
+    submission_time: datetime.datetime,
+    completion_time: datetime.datetime | None = None,
+    status: OCRStatus,
+) -> RequestMetadata:
+    _made = object.__new__(RequestMetadata)
+    _made.document_reference = document_reference
+    _made.submission_time = submission_time
+    _made.completion_time = completion_time
+    _made.status = status
+    return _made
 
 
 def _to_json_OCRRequest(value: OCRRequest) -> dict[str, Any]:
@@ -1496,16 +1592,13 @@ class OCRProcessingServiceEnv(rt.Environment):
         ("retry_ocr_request", 376, "let-else", "requests.get(original_request_id)"),
         ("retry_ocr_request", 380, "require", "orig.status == OCRStatus.failed"),
     )
-
-    @property
-    def t_requests(self) -> rt.Table[OCRRequest]:
-        table: rt.Table[OCRRequest] = self._tables["requests"]
-        return table
-
-    @property
-    def t_result_repository(self) -> rt.Table[Result]:
-        table: rt.Table[Result] = self._tables["result_repository"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "requests": "t_requests",
+        "result_repository": "t_result_repository",
+    }
+    t_requests: rt.Table[OCRRequest]
+    t_result_repository: rt.Table[Result]
 
     @property
     def s_queued_request_ids(self) -> list[str]:
@@ -1534,7 +1627,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_get_ocr_request_status(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_ocr_request_status (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_ocr_request_status:
+        if not _ARGUMENTS_get_ocr_request_status.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1555,22 +1648,30 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
             result = self._impl_get_ocr_request_status(request_id=request_id)
             data = {"status": result.status._value_} if result is not None else None
             size_budget = self.size_budget
-            total = 1 + len(data["status"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 1
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["status"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_ocr_request_status", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1598,7 +1699,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_is_result_available(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for is_result_available (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_is_result_available:
+        if not _ARGUMENTS_is_result_available.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1619,7 +1720,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1634,7 +1735,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("is_result_available", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1660,7 +1767,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_fetch_ocr_result_text(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for fetch_ocr_result_text (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_fetch_ocr_result_text:
+        if not _ARGUMENTS_fetch_ocr_result_text.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1681,22 +1788,30 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
             result = self._impl_fetch_ocr_result_text(request_id=request_id)
             data = {"extracted_text": result.extracted_text} if result is not None else None
             size_budget = self.size_budget
-            total = 1 + len(data["extracted_text"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 1
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["extracted_text"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("fetch_ocr_result_text", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1724,7 +1839,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_get_ocr_result_with_confidence(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_ocr_result_with_confidence (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_ocr_result_with_confidence:
+        if not _ARGUMENTS_get_ocr_result_with_confidence.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1745,7 +1860,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1760,17 +1875,25 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 3 + len(data["extracted_text"]) + len(data["processing_timestamp"])
+            total = 3
             v = data["confidence_scores"]
             total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["extracted_text"]) + len(data["processing_timestamp"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_ocr_result_with_confidence", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1804,7 +1927,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1819,7 +1942,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_queued_requests", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1845,7 +1974,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_check_request_existence(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_request_existence (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_request_existence:
+        if not _ARGUMENTS_check_request_existence.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1866,7 +1995,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1881,7 +2010,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_request_existence", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1909,7 +2044,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_get_request_metadata(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_request_metadata (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_request_metadata:
+        if not _ARGUMENTS_get_request_metadata.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -1930,7 +2065,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1950,23 +2085,30 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                4
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 4
+            if total + 4 * _MAX_STR > size_budget:
+                total += (
+                    len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_request_metadata", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1992,7 +2134,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_submit_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for submit_ocr_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_submit_ocr_request:
+        if not _ARGUMENTS_submit_ocr_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         document_reference: str
         given_document_reference = given.get("document_reference", _MISSING)
@@ -2013,7 +2155,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2052,27 +2194,34 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["request_id"])
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["result_text"]
-            if v is not None:
-                total += len(v)
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 6
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["request_id"])
+                    + len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["result_text"]
+                if v is not None:
+                    total += len(v)
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("submit_ocr_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2098,7 +2247,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_start_processing_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for start_processing_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_start_processing_request:
+        if not _ARGUMENTS_start_processing_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2119,7 +2268,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2158,27 +2307,34 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["request_id"])
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["result_text"]
-            if v is not None:
-                total += len(v)
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 6
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["request_id"])
+                    + len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["result_text"]
+                if v is not None:
+                    total += len(v)
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("start_processing_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2229,7 +2385,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_complete_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for complete_ocr_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_complete_ocr_request:
+        if not _ARGUMENTS_complete_ocr_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2304,7 +2460,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2334,39 +2490,56 @@ class OCRProcessingServiceEnv(rt.Environment):
                     "completion_time": (
                         None
                         if result.completion_time is None
-                        else _format_datetime(result.completion_time)
+                        else (
+                            given_processing_timestamp
+                            if result.completion_time is processing_timestamp
+                            and canonical_processing_timestamp
+                            else _format_datetime(result.completion_time)
+                        )
                     ),
                     "document_reference": result.document_reference,
                     "request_id": result.request_id,
                     "result_text": result.result_text,
                     "status": result.status._value_,
-                    "submission_time": _format_datetime(result.submission_time),
+                    "submission_time": (
+                        given_processing_timestamp
+                        if result.submission_time is processing_timestamp
+                        and canonical_processing_timestamp
+                        else _format_datetime(result.submission_time)
+                    ),
                 }
                 if result is not None
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["request_id"])
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["result_text"]
-            if v is not None:
-                total += len(v)
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 6
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["request_id"])
+                    + len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["result_text"]
+                if v is not None:
+                    total += len(v)
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("complete_ocr_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2392,7 +2565,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_fail_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for fail_ocr_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_fail_ocr_request:
+        if not _ARGUMENTS_fail_ocr_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2413,7 +2586,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2439,7 +2612,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("fail_ocr_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2471,7 +2650,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2495,7 +2674,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("purge_expired_results", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2523,7 +2708,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_clear_completed_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for clear_completed_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_clear_completed_request:
+        if not _ARGUMENTS_clear_completed_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         request_id: str
         given_request_id = given.get("request_id", _MISSING)
@@ -2544,7 +2729,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2572,7 +2757,13 @@ class OCRProcessingServiceEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("clear_completed_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2600,7 +2791,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _call_retry_ocr_request(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for retry_ocr_request (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_retry_ocr_request:
+        if not _ARGUMENTS_retry_ocr_request.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         original_request_id: str
         given_original_request_id = given.get("original_request_id", _MISSING)
@@ -2621,7 +2812,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2660,27 +2851,34 @@ class OCRProcessingServiceEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                6
-                + len(data["request_id"])
-                + len(data["document_reference"])
-                + len(data["submission_time"])
-                + len(data["status"])
-            )
-            v = data["result_text"]
-            if v is not None:
-                total += len(v)
-            v = data["completion_time"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 6
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["request_id"])
+                    + len(data["document_reference"])
+                    + len(data["submission_time"])
+                    + len(data["status"])
+                )
+                v = data["result_text"]
+                if v is not None:
+                    total += len(v)
+                v = data["completion_time"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("retry_ocr_request", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2824,7 +3022,7 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _impl_enqueue(self, document_reference: str) -> OCRRequest:
         r: OCRRequest = self._insert_requests(
-            OCRRequest(document_reference=document_reference, submission_time=self.s_now)
+            _new_OCRRequest(document_reference=document_reference, submission_time=self.s_now)
         )
         _tmp1 = self.s_queued_request_ids
         self._grow(_tmp1)
@@ -2832,52 +3030,56 @@ class OCRProcessingServiceEnv(rt.Environment):
         return r
 
     def _impl_get_ocr_request_status(self, request_id: str) -> StatusInfo:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=0)  # ocr_processing_service.env:215
-        self._hit(0)
-        return StatusInfo(status=r.status)
+            raise rt.Fail("Request not found", 0)  # ocr_processing_service.env:215
+        if self.coverage is not None:
+            self._hit(0)
+        return _new_StatusInfo(status=r.status)
 
     def _impl_is_result_available(self, request_id: str) -> Availability:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=1)  # ocr_processing_service.env:222
-        self._hit(1)
-        return Availability(
+            raise rt.Fail("Request not found", 1)  # ocr_processing_service.env:222
+        if self.coverage is not None:
+            self._hit(1)
+        return _new_Availability(
             available=(r.status == OCRStatus.completed and request_id in self.t_result_repository)
         )
 
     def _impl_fetch_ocr_result_text(self, request_id: str) -> ResultText:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=2)  # ocr_processing_service.env:230
-        self._hit(2)
+            raise rt.Fail("Request not found", 2)  # ocr_processing_service.env:230
+        if self.coverage is not None:
+            self._hit(2)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed", site=3)  # ocr_processing_service.env:231
-        self._hit(3)
-        res = self.t_result_repository.get(request_id)
+            raise rt.Fail("OCR processing not completed", 3)  # ocr_processing_service.env:231
+        if self.coverage is not None:
+            self._hit(3)
+        res = self.t_result_repository._rows.get(request_id)
         if res is None:
-            raise rt.Fail(
-                "OCR result not found in repository", site=4
-            )  # ocr_processing_service.env:232
-        self._hit(4)
-        return ResultText(extracted_text=res.extracted_text)
+            raise rt.Fail("OCR result not found in repository", 4)  # ocr_processing_service.env:232
+        if self.coverage is not None:
+            self._hit(4)
+        return _new_ResultText(extracted_text=res.extracted_text)
 
     def _impl_get_ocr_result_with_confidence(self, request_id: str) -> ResultWithConfidence:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=5)  # ocr_processing_service.env:239
-        self._hit(5)
+            raise rt.Fail("Request not found", 5)  # ocr_processing_service.env:239
+        if self.coverage is not None:
+            self._hit(5)
         if not (r.status == OCRStatus.completed):
-            raise rt.Fail("OCR processing not completed", site=6)  # ocr_processing_service.env:240
-        self._hit(6)
-        res = self.t_result_repository.get(request_id)
+            raise rt.Fail("OCR processing not completed", 6)  # ocr_processing_service.env:240
+        if self.coverage is not None:
+            self._hit(6)
+        res = self.t_result_repository._rows.get(request_id)
         if res is None:
-            raise rt.Fail(
-                "Result not available in repository", site=7
-            )  # ocr_processing_service.env:241
-        self._hit(7)
-        return ResultWithConfidence(
+            raise rt.Fail("Result not available in repository", 7)  # ocr_processing_service.env:241
+        if self.coverage is not None:
+            self._hit(7)
+        return _new_ResultWithConfidence(
             extracted_text=res.extracted_text,
             confidence_scores=res.confidence_scores,
             processing_timestamp=res.processing_timestamp,
@@ -2890,11 +3092,12 @@ class OCRProcessingServiceEnv(rt.Environment):
         return request_id in self.t_requests
 
     def _impl_get_request_metadata(self, request_id: str) -> RequestMetadata:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=8)  # ocr_processing_service.env:262
-        self._hit(8)
-        return RequestMetadata(
+            raise rt.Fail("Request not found", 8)  # ocr_processing_service.env:262
+        if self.coverage is not None:
+            self._hit(8)
+        return _new_RequestMetadata(
             document_reference=r.document_reference,
             submission_time=r.submission_time,
             completion_time=r.completion_time,
@@ -2904,21 +3107,22 @@ class OCRProcessingServiceEnv(rt.Environment):
     def _impl_submit_ocr_request(self, document_reference: str) -> OCRRequest:
         if not (document_reference.strip() != ""):
             raise rt.Fail(
-                "Document reference must be a non-empty string", site=9
+                "Document reference must be a non-empty string", 9
             )  # ocr_processing_service.env:278
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         return self._impl_enqueue(document_reference=document_reference.strip())
 
     def _impl_start_processing_request(self, request_id: str) -> OCRRequest:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found", site=10)  # ocr_processing_service.env:285
-        self._hit(10)
+            raise rt.Fail("Request not found", 10)  # ocr_processing_service.env:285
+        if self.coverage is not None:
+            self._hit(10)
         if not (r.status == OCRStatus.submitted):
-            raise rt.Fail(
-                "Request is not in submitted state", site=11
-            )  # ocr_processing_service.env:286
-        self._hit(11)
+            raise rt.Fail("Request is not in submitted state", 11)  # ocr_processing_service.env:286
+        if self.coverage is not None:
+            self._hit(11)
         self._write_requests_status(r, OCRStatus.processing)
         _tmp2 = self.s_queued_request_ids
         self._mut(_tmp2)
@@ -2933,25 +3137,28 @@ class OCRProcessingServiceEnv(rt.Environment):
         confidence_scores: list[float],
         processing_timestamp: datetime.datetime,
     ) -> OCRRequest:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
-            raise rt.Fail("Request ID does not exist", site=12)  # ocr_processing_service.env:301
-        self._hit(12)
+            raise rt.Fail("Request ID does not exist", 12)  # ocr_processing_service.env:301
+        if self.coverage is not None:
+            self._hit(12)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
-                ("Request status is '" + h.to_str(r.status) + "', expected 'processing'"), site=13
+                ("Request status is '" + h.to_str(r.status) + "', expected 'processing'"), 13
             )  # ocr_processing_service.env:302
-        self._hit(13)
+        if self.coverage is not None:
+            self._hit(13)
         if not (r.submission_time <= processing_timestamp <= self.s_now):
             raise rt.Fail(
-                "processing_timestamp must lie between the submission time and now", site=14
+                "processing_timestamp must lie between the submission time and now", 14
             )  # ocr_processing_service.env:304
-        self._hit(14)
+        if self.coverage is not None:
+            self._hit(14)
         self._write_requests_status(r, OCRStatus.completed)
         self._write_requests_result_text(r, extracted_text)
         self._write_requests_completion_time(r, processing_timestamp)
         self._insert_result_repository(
-            Result(
+            _new_Result(
                 request_id=request_id,
                 extracted_text=extracted_text,
                 confidence_scores=confidence_scores,
@@ -2963,23 +3170,26 @@ class OCRProcessingServiceEnv(rt.Environment):
         return r
 
     def _impl_fail_ocr_request(self, request_id: str) -> str:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
             raise rt.Fail(
-                ("Request " + h.to_str(request_id) + " does not exist."), site=15
+                ("Request " + h.to_str(request_id) + " does not exist."), 15
             )  # ocr_processing_service.env:326
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         if not (r.status != OCRStatus.completed):
             raise rt.Fail(
                 ("Request " + h.to_str(request_id) + " is already completed and cannot be failed."),
-                site=16,
+                16,
             )  # ocr_processing_service.env:327
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         if not (r.status != OCRStatus.failed):
             raise rt.Fail(
-                ("Request " + h.to_str(request_id) + " has already failed."), site=17
+                ("Request " + h.to_str(request_id) + " has already failed."), 17
             )  # ocr_processing_service.env:332
-        self._hit(17)
+        if self.coverage is not None:
+            self._hit(17)
         if not (r.status == OCRStatus.processing):
             raise rt.Fail(
                 (
@@ -2987,9 +3197,10 @@ class OCRProcessingServiceEnv(rt.Environment):
                     + h.to_str(request_id)
                     + " is not being processed; start it before failing it."
                 ),
-                site=18,
+                18,
             )  # ocr_processing_service.env:333
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         self._write_requests_status(r, OCRStatus.failed)
         self._write_requests_completion_time(r, self.s_now)
         if self.s_next_request_id == request_id:
@@ -3011,10 +3222,11 @@ class OCRProcessingServiceEnv(rt.Environment):
         return "No expired results to purge."
 
     def _impl_clear_completed_request(self, request_id: str) -> str:
-        r = self.t_requests.get(request_id)
+        r = self.t_requests._rows.get(request_id)
         if r is None:
-            raise rt.Fail("Request not found.", site=19)  # ocr_processing_service.env:363
-        self._hit(19)
+            raise rt.Fail("Request not found.", 19)  # ocr_processing_service.env:363
+        if self.coverage is not None:
+            self._hit(19)
         if not (r.status == OCRStatus.completed):
             raise rt.Fail(
                 (
@@ -3022,26 +3234,27 @@ class OCRProcessingServiceEnv(rt.Environment):
                     + h.to_str(r.status)
                     + "."
                 ),
-                site=20,
+                20,
             )  # ocr_processing_service.env:364
-        self._hit(20)
+        if self.coverage is not None:
+            self._hit(20)
         if request_id in self.t_result_repository:
             self._delete("result_repository", request_id)
         self._delete("requests", request_id)
         return "Request " + h.to_str(request_id) + " cleared from system."
 
     def _impl_retry_ocr_request(self, original_request_id: str) -> OCRRequest:
-        orig = self.t_requests.get(original_request_id)
+        orig = self.t_requests._rows.get(original_request_id)
         if orig is None:
-            raise rt.Fail(
-                "Original OCR request not found", site=21
-            )  # ocr_processing_service.env:376
-        self._hit(21)
+            raise rt.Fail("Original OCR request not found", 21)  # ocr_processing_service.env:376
+        if self.coverage is not None:
+            self._hit(21)
         if not (orig.status == OCRStatus.failed):
             raise rt.Fail(
-                "Only failed OCR requests can be retried", site=22
+                "Only failed OCR requests can be retried", 22
             )  # ocr_processing_service.env:380
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         return self._impl_enqueue(document_reference=orig.document_reference)
 
     def _init_process_oldest_scan(self) -> None:
@@ -3049,12 +3262,12 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0001",
                     document_reference="s3://scans/invoice-117.pdf",
                     submission_time=h.datetime("2024-06-10T09:40:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0002",
                     document_reference="s3://scans/receipt-88.jpg",
                     submission_time=h.datetime("2024-06-10T09:55:00Z"),
@@ -3104,13 +3317,13 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0003",
                     document_reference="s3://scans/passport-ana.png",
                     submission_time=h.datetime("2024-06-11T13:50:00Z"),
                     status=OCRStatus.processing,
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0004",
                     document_reference="s3://scans/lease-p1.tif",
                     submission_time=h.datetime("2024-06-11T13:55:00Z"),
@@ -3159,7 +3372,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0005",
                     document_reference="s3://scans/menu.jpg",
                     submission_time=h.datetime("2024-06-10T08:00:00Z"),
@@ -3167,7 +3380,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     result_text="Soup of the day",
                     completion_time=h.datetime("2024-06-10T08:01:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0006",
                     document_reference="s3://scans/contract.pdf",
                     submission_time=h.datetime("2024-06-11T20:00:00Z"),
@@ -3175,7 +3388,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     result_text="This agreement",
                     completion_time=h.datetime("2024-06-11T20:03:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0007",
                     document_reference="s3://scans/letter.png",
                     submission_time=h.datetime("2024-06-11T21:00:00Z"),
@@ -3188,19 +3401,19 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "result_repository",
             [
-                Result(
+                _new_Result(
                     request_id="REQ-0005",
                     extracted_text="Soup of the day",
                     confidence_scores=[0.9],
                     processing_timestamp=h.datetime("2024-06-10T08:01:00Z"),
                 ),
-                Result(
+                _new_Result(
                     request_id="REQ-0006",
                     extracted_text="This agreement",
                     confidence_scores=[0.97, 0.99],
                     processing_timestamp=h.datetime("2024-06-11T20:03:00Z"),
                 ),
-                Result(
+                _new_Result(
                     request_id="REQ-0007",
                     extracted_text="Dear Sir",
                     confidence_scores=[0.8, 0.85],
@@ -3238,7 +3451,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0001",
                     document_reference="s3://scans/old-bill.pdf",
                     submission_time=h.datetime("2024-06-10T08:30:00Z"),
@@ -3288,7 +3501,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0010",
                     document_reference="s3://scans/postcard.jpg",
                     submission_time=h.datetime("2024-06-10T11:00:00Z"),
@@ -3296,7 +3509,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                     result_text="Greetings from Lisbon",
                     completion_time=h.datetime("2024-06-10T11:02:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0011",
                     document_reference="s3://scans/ticket.jpg",
                     submission_time=h.datetime("2024-06-10T11:10:00Z"),
@@ -3309,13 +3522,13 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "result_repository",
             [
-                Result(
+                _new_Result(
                     request_id="REQ-0010",
                     extracted_text="Greetings from Lisbon",
                     confidence_scores=[0.93, 0.9],
                     processing_timestamp=h.datetime("2024-06-10T11:02:00Z"),
                 ),
-                Result(
+                _new_Result(
                     request_id="REQ-0011",
                     extracted_text="Row 12 Seat 4",
                     confidence_scores=[0.99],
@@ -3344,7 +3557,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0020",
                     document_reference="s3://scans/prescription.png",
                     submission_time=h.datetime("2024-06-10T16:40:00Z"),
@@ -3357,7 +3570,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "result_repository",
             [
-                Result(
+                _new_Result(
                     request_id="REQ-0020",
                     extracted_text="Amoxicillin 500 mg",
                     confidence_scores=[0.97, 0.62, 0.88, 0.91],
@@ -3382,7 +3595,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0031",
                     document_reference="s3://scans/visa-form.pdf",
                     submission_time=h.datetime("2024-06-10T17:20:00Z"),
@@ -3412,12 +3625,12 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0040",
                     document_reference="s3://scans/blurry.jpg",
                     submission_time=h.datetime("2024-06-11T09:00:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0041",
                     document_reference="s3://scans/id-card.png",
                     submission_time=h.datetime("2024-06-11T09:10:00Z"),
@@ -3459,7 +3672,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0050",
                     document_reference="s3://scans/deed-1987.tif",
                     submission_time=h.datetime("2024-06-11T08:00:00Z"),
@@ -3495,12 +3708,12 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0061",
                     document_reference="s3://scans/mail-2.png",
                     submission_time=h.datetime("2024-06-12T15:05:00Z"),
                 ),
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0060",
                     document_reference="s3://scans/mail-1.png",
                     submission_time=h.datetime("2024-06-12T15:00:00Z"),
@@ -3556,7 +3769,7 @@ class OCRProcessingServiceEnv(rt.Environment):
         self.load_rows(
             "requests",
             [
-                OCRRequest(
+                _new_OCRRequest(
                     request_id="REQ-0070",
                     document_reference="s3://scans/contract-p4.pdf",
                     submission_time=h.datetime("2024-06-14T11:50:00Z"),
@@ -3601,7 +3814,16 @@ class OCRProcessingServiceEnv(rt.Environment):
         old = row.status
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("requests", row.request_id, row, "status", old)
+        key = row.request_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "requests", key, row, "status", old))
+        touched = self._touched
+        originals = touched.get(("requests", key))
+        if originals is None:
+            touched[("requests", key)] = {"status": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("status", old)
         row.status = value
 
     def _write_requests_result_text(self, row: OCRRequest, value: str | None) -> None:
@@ -3609,8 +3831,18 @@ class OCRProcessingServiceEnv(rt.Environment):
         old = row.result_text
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("requests", row.request_id, row, "result_text", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.request_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "requests", key, row, "result_text", old))
+        touched = self._touched
+        originals = touched.get(("requests", key))
+        if originals is None:
+            touched[("requests", key)] = {"result_text": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("result_text", old)
         row.result_text = value
 
     def _write_requests_completion_time(
@@ -3620,7 +3852,16 @@ class OCRProcessingServiceEnv(rt.Environment):
         old = row.completion_time
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("requests", row.request_id, row, "completion_time", old)
+        key = row.request_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "requests", key, row, "completion_time", old))
+        touched = self._touched
+        originals = touched.get(("requests", key))
+        if originals is None:
+            touched[("requests", key)] = {"completion_time": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("completion_time", old)
         row.completion_time = value
 
     def _insert_requests(self, row: OCRRequest) -> OCRRequest:
@@ -3629,13 +3870,27 @@ class OCRProcessingServiceEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.request_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "requests", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "requests", counter))
+            while True:
+                counter += 1
+                key = "REQ-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.request_id = key
-        if key in table:
-            raise rt.Fail(f"OCRRequest {key!r} already exists", rule="key: OCRRequest")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"OCRRequest {key!r} already exists", rule="key: OCRRequest")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "requests", key))
@@ -3647,9 +3902,16 @@ class OCRProcessingServiceEnv(rt.Environment):
         table = self._tables["result_repository"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.request_id
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Result {key!r} already exists", rule="key: Result")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         _own_row_fields("result_repository", row, ("confidence_scores",))
         table.add(key, row)
         if journal is not None:
@@ -3659,54 +3921,52 @@ class OCRProcessingServiceEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "requests":
-                self._rules_requests(key, originals)
+                table = self._tables["requests"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is not _INSERTED and "status" in originals:
+                    old, new = originals["status"], row.status
+                    if old != new and new not in table.schema.transitions["status"].get(
+                        old, frozenset()
+                    ):
+                        raise _refused_transition(table.schema, "status", old, new)
+                if not self._rowinv_OCRRequest_0(row):
+                    self._row_invariant_failed(
+                        "requests", row, "the document reference is not blank"
+                    )
+                if not self._rowinv_OCRRequest_1(row):
+                    self._row_invariant_failed(
+                        "requests", row, "result_text is only available for a completed request"
+                    )
+                if not self._rowinv_OCRRequest_2(row):
+                    self._row_invariant_failed(
+                        "requests",
+                        row,
+                        "a request has a completion time exactly when it is completed or failed",
+                    )
+                if not self._rowinv_OCRRequest_3(row):
+                    self._row_invariant_failed(
+                        "requests", row, "a request does not finish before it was submitted"
+                    )
             elif table_name == "result_repository":
-                self._rules_result_repository(key, originals)
-
-    def _rules_requests(self, key: Any, originals: Any) -> None:
-        "The rules of a row of requests the call touched (Environment._verify_touched)."
-        table = self._tables["requests"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is not _INSERTED and "status" in originals:
-            old, new = originals["status"], row.status
-            if old != new and new not in table.schema.transitions["status"].get(old, frozenset()):
-                raise _refused_transition(table.schema, "status", old, new)
-        if not self._rowinv_OCRRequest_0(row):
-            self._row_invariant_failed("requests", row, "the document reference is not blank")
-        if not self._rowinv_OCRRequest_1(row):
-            self._row_invariant_failed(
-                "requests", row, "result_text is only available for a completed request"
-            )
-        if not self._rowinv_OCRRequest_2(row):
-            self._row_invariant_failed(
-                "requests",
-                row,
-                "a request has a completion time exactly when it is completed or failed",
-            )
-        if not self._rowinv_OCRRequest_3(row):
-            self._row_invariant_failed(
-                "requests", row, "a request does not finish before it was submitted"
-            )
-
-    def _rules_result_repository(self, key: Any, originals: Any) -> None:
-        "The rules of a row of result_repository the call touched (Environment._verify_touched)."
-        table = self._tables["result_repository"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Result_0(row):
-            self._row_invariant_failed(
-                "result_repository", row, "a result belongs to a request in the system"
-            )
-        if not self._rowinv_Result_1(row):
-            self._row_invariant_failed(
-                "result_repository", row, "a result belongs to a completed request"
-            )
-        if not self._rowinv_Result_2(row):
-            self._row_invariant_failed(
-                "result_repository", row, "a result is stamped with its request's completion time"
-            )
+                table = self._tables["result_repository"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Result_0(row):
+                    self._row_invariant_failed(
+                        "result_repository", row, "a result belongs to a request in the system"
+                    )
+                if not self._rowinv_Result_1(row):
+                    self._row_invariant_failed(
+                        "result_repository", row, "a result belongs to a completed request"
+                    )
+                if not self._rowinv_Result_2(row):
+                    self._row_invariant_failed(
+                        "result_repository",
+                        row,
+                        "a result is stamped with its request's completion time",
+                    )

@@ -10,7 +10,8 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import own_row_fields as _own_row_fields
 from envdsl.runtime.call_support import missing_parent as _missing_parent
 from envdsl.runtime.call_support import (
@@ -19,11 +20,13 @@ from envdsl.runtime.call_support import (
     MIN_INT as _MIN_INT,
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
-    budget as _budget,
+    per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -71,7 +74,17 @@ class Category:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 2 + h.text_size(self.category_name)
+        v0 = self.category_name
+        if len(v0) <= _MAX_STR:
+            return 3 + len(v0)
+        return 2 + h.text_size(v0)
+
+
+def _new_Category(*, category_name: str, created_at: datetime.datetime) -> Category:
+    _made = object.__new__(Category)
+    _made.category_name = category_name
+    _made.created_at = created_at
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -82,7 +95,16 @@ class Tag:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.text_size(self.tag_name)
+        v0 = self.tag_name
+        if len(v0) <= _MAX_STR:
+            return 2 + len(v0)
+        return 1 + h.text_size(v0)
+
+
+def _new_Tag(*, tag_name: str) -> Tag:
+    _made = object.__new__(Tag)
+    _made.tag_name = tag_name
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -98,14 +120,45 @@ class Note:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3 = self.note_id, self.title, self.content, self.category
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+        ):
+            return 8 + len(v0) + len(v1) + len(v2) + len(v3) + h.stored_size(self.tags)
         return (
             4
-            + h.text_size(self.note_id)
-            + h.text_size(self.title)
-            + h.text_size(self.content)
-            + h.stored_size(self.category)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.stored_size(v3)
             + h.stored_size(self.tags)
         )
+
+
+def _new_Note(
+    *,
+    note_id: str = "",
+    title: str,
+    content: str,
+    category: str,
+    tags: list[str] = _MISSING,
+    created_at: datetime.datetime,
+    updated_at: datetime.datetime,
+    is_pinned: bool = False,
+) -> Note:
+    _made = object.__new__(Note)
+    _made.note_id = note_id
+    _made.title = title
+    _made.content = content
+    _made.category = category
+    _made.tags = [] if tags is _MISSING else tags
+    _made.created_at = created_at
+    _made.updated_at = updated_at
+    _made.is_pinned = is_pinned
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -118,7 +171,27 @@ class NoteMetadata(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 4 + h.text_size(self.category) + h.stored_size(self.tags)
+        v0 = self.category
+        if len(v0) <= _MAX_STR:
+            return 5 + len(v0) + h.stored_size(self.tags)
+        return 4 + h.text_size(v0) + h.stored_size(self.tags)
+
+
+def _new_NoteMetadata(
+    *,
+    created_at: datetime.datetime,
+    updated_at: datetime.datetime,
+    category: str,
+    tags: list[str],
+    is_pinned: bool,
+) -> NoteMetadata:
+    _made = object.__new__(NoteMetadata)
+    _made.created_at = created_at
+    _made.updated_at = updated_at
+    _made.category = category
+    _made.tags = tags
+    _made.is_pinned = is_pinned
+    return _made
 
 
 def _to_json_Category(value: Category) -> dict[str, Any]:
@@ -1508,21 +1581,15 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
             }
         ),
     }
-
-    @property
-    def t_notes(self) -> rt.Table[Note]:
-        table: rt.Table[Note] = self._tables["notes"]
-        return table
-
-    @property
-    def t_categories(self) -> rt.Table[Category]:
-        table: rt.Table[Category] = self._tables["categories"]
-        return table
-
-    @property
-    def t_tags(self) -> rt.Table[Tag]:
-        table: rt.Table[Tag] = self._tables["tags"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "notes": "t_notes",
+        "categories": "t_categories",
+        "tags": "t_tags",
+    }
+    t_notes: rt.Table[Note]
+    t_categories: rt.Table[Category]
+    t_tags: rt.Table[Tag]
 
     @property
     def s_now(self) -> datetime.datetime:
@@ -1541,7 +1608,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_get_note_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_note_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_note_by_id:
+        if not _ARGUMENTS_get_note_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -1556,7 +1623,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1576,25 +1643,34 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_note_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1626,7 +1702,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1641,7 +1717,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_notes", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1667,7 +1749,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_search_notes_by_title(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_notes_by_title (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_notes_by_title:
+        if not _ARGUMENTS_search_notes_by_title.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         keyword: str
         given_keyword = given.get("keyword", _MISSING)
@@ -1682,7 +1764,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1697,7 +1779,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_notes_by_title", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1725,7 +1813,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_search_notes_by_content(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_notes_by_content (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_notes_by_content:
+        if not _ARGUMENTS_search_notes_by_content.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         query: str
         given_query = given.get("query", _MISSING)
@@ -1740,7 +1828,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1755,7 +1843,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_notes_by_content", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1783,7 +1877,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_search_notes_by_keyword(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_notes_by_keyword (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_notes_by_keyword:
+        if not _ARGUMENTS_search_notes_by_keyword.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         keyword: str
         given_keyword = given.get("keyword", _MISSING)
@@ -1798,7 +1892,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1813,7 +1907,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_notes_by_keyword", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1841,7 +1941,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_filter_notes_by_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for filter_notes_by_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_filter_notes_by_category:
+        if not _ARGUMENTS_filter_notes_by_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         category_name: str
         given_category_name = given.get("category_name", _MISSING)
@@ -1862,7 +1962,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1877,7 +1977,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("filter_notes_by_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1905,7 +2011,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_filter_notes_by_tag(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for filter_notes_by_tag (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_filter_notes_by_tag:
+        if not _ARGUMENTS_filter_notes_by_tag.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         tag_name: str
         given_tag_name = given.get("tag_name", _MISSING)
@@ -1920,7 +2026,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1935,7 +2041,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("filter_notes_by_tag", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1967,7 +2079,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1982,7 +2094,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_pinned_notes", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2014,7 +2132,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2029,7 +2147,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2061,7 +2185,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2076,7 +2200,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_tags", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2102,7 +2232,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_get_note_metadata(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_note_metadata (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_note_metadata:
+        if not _ARGUMENTS_get_note_metadata.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2117,7 +2247,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2134,17 +2264,27 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 5 + len(data["created_at"]) + len(data["updated_at"]) + len(data["category"])
+            total = 5
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 3 * _MAX_STR > size_budget:
+                total += len(data["created_at"]) + len(data["updated_at"]) + len(data["category"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_note_metadata", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2195,7 +2335,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_create_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for create_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_create_note:
+        if not _ARGUMENTS_create_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         title: str | None
         given_title = given.get("title", _MISSING)
@@ -2245,7 +2385,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2271,25 +2411,34 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("create_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2350,7 +2499,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_edit_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for edit_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_edit_note:
+        if not _ARGUMENTS_edit_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2409,7 +2558,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2435,25 +2584,34 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("edit_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2479,7 +2637,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_delete_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for delete_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_delete_note:
+        if not _ARGUMENTS_delete_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2494,7 +2652,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2509,7 +2667,13 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("delete_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2535,7 +2699,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_pin_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for pin_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_pin_note:
+        if not _ARGUMENTS_pin_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2550,7 +2714,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2574,25 +2738,34 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("pin_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2618,7 +2791,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_unpin_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for unpin_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_unpin_note:
+        if not _ARGUMENTS_unpin_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2633,7 +2806,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2657,25 +2830,34 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("unpin_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2701,7 +2883,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_create_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for create_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_create_category:
+        if not _ARGUMENTS_create_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         category_name: str
         given_category_name = given.get("category_name", _MISSING)
@@ -2722,7 +2904,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2740,15 +2922,23 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 2 + len(data["category_name"]) + len(data["created_at"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 2
+            if total + 2 * _MAX_STR > size_budget:
+                total += len(data["category_name"]) + len(data["created_at"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("create_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2774,7 +2964,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_create_tag(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for create_tag (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_create_tag:
+        if not _ARGUMENTS_create_tag.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         tag_name: str
         given_tag_name = given.get("tag_name", _MISSING)
@@ -2789,7 +2979,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2798,15 +2988,23 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 self._verify_rows()
             data = {"tag_name": result.tag_name} if result is not None else None
             size_budget = self.size_budget
-            total = 1 + len(data["tag_name"])
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total = 1
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["tag_name"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("create_tag", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2833,7 +3031,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_add_tag_to_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_tag_to_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_tag_to_note:
+        if not _ARGUMENTS_add_tag_to_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2856,7 +3054,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2880,25 +3078,34 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_tag_to_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2925,7 +3132,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_remove_tag_from_note(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for remove_tag_from_note (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_remove_tag_from_note:
+        if not _ARGUMENTS_remove_tag_from_note.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -2948,7 +3155,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2972,25 +3179,34 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("remove_tag_from_note", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3017,7 +3233,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_update_note_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_note_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_note_category:
+        if not _ARGUMENTS_update_note_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -3040,7 +3256,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3064,25 +3280,34 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_note_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3108,7 +3333,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _call_clear_note_content(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for clear_note_content (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_clear_note_content:
+        if not _ARGUMENTS_clear_note_content.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         note_id: str
         given_note_id = given.get("note_id", _MISSING)
@@ -3123,7 +3348,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -3147,25 +3372,34 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                8
-                + len(data["note_id"])
-                + len(data["title"])
-                + len(data["content"])
-                + len(data["category"])
-                + len(data["created_at"])
-                + len(data["updated_at"])
-            )
+            total = 8
             v = data["tags"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 6 * _MAX_STR > size_budget:
+                total += (
+                    len(data["note_id"])
+                    + len(data["title"])
+                    + len(data["content"])
+                    + len(data["category"])
+                    + len(data["created_at"])
+                    + len(data["updated_at"])
+                )
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("clear_note_content", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -3202,21 +3436,20 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_ensure_category(self, name: str) -> None:
         if name not in self.t_categories:
-            self._insert_categories(Category(category_name=name, created_at=self.s_now))
+            self._insert_categories(_new_Category(category_name=name, created_at=self.s_now))
 
     def _impl_ensure_tag(self, name: str) -> None:
         if name not in self.t_tags:
-            self._insert_tags(Tag(tag_name=name))
+            self._insert_tags(_new_Tag(tag_name=name))
 
     def _impl_clean_tags(self, raw: list[str]) -> list[str]:
         names: list[str] = []
         for r in self._it(list(raw)):
             name: str = r.strip()
             if not (name != ""):
-                raise rt.Fail(
-                    "Tag name cannot be empty or whitespace", site=0
-                )  # personal_notes.env:143
-            self._hit(0)
+                raise rt.Fail("Tag name cannot be empty or whitespace", 0)  # personal_notes.env:143
+            if self.coverage is not None:
+                self._hit(0)
             if name not in names:
                 self._grow(names)
                 names.append(self._own(names, name))
@@ -3230,12 +3463,14 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_get_note_by_id(self, note_id: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID cannot be empty", site=1)  # personal_notes.env:163
-        self._hit(1)
-        n = self.t_notes.get(note_id)
+            raise rt.Fail("Note ID cannot be empty", 1)  # personal_notes.env:163
+        if self.coverage is not None:
+            self._hit(1)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=2)  # personal_notes.env:164
-        self._hit(2)
+            raise rt.Fail("Note not found", 2)  # personal_notes.env:164
+        if self.coverage is not None:
+            self._hit(2)
         return n
 
     def _impl_list_all_notes(self) -> list[Note]:
@@ -3254,8 +3489,9 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_search_notes_by_keyword(self, keyword: str) -> list[Note]:
         k: str = keyword.strip().lower()
         if not (k != ""):
-            raise rt.Fail("Keyword must be a non-empty string", site=3)  # personal_notes.env:192
-        self._hit(3)
+            raise rt.Fail("Keyword must be a non-empty string", 3)  # personal_notes.env:192
+        if self.coverage is not None:
+            self._hit(3)
         return [
             n
             for n in self._it(self.t_notes.rows())
@@ -3264,20 +3500,23 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_filter_notes_by_category(self, category_name: str) -> list[Note]:
         if not (category_name != ""):
-            raise rt.Fail("Category name cannot be empty", site=4)  # personal_notes.env:198
-        self._hit(4)
+            raise rt.Fail("Category name cannot be empty", 4)  # personal_notes.env:198
+        if self.coverage is not None:
+            self._hit(4)
         if not (category_name in self.t_categories):
-            raise rt.Fail("Category does not exist", site=5)  # personal_notes.env:199
-        self._hit(5)
+            raise rt.Fail("Category does not exist", 5)  # personal_notes.env:199
+        if self.coverage is not None:
+            self._hit(5)
         return [n for n in self._it(self.t_notes.rows()) if (n.category == category_name)]
 
     def _impl_filter_notes_by_tag(self, tag_name: str) -> list[Note]:
         t: str = tag_name.strip()
         if not (t != ""):
             raise rt.Fail(
-                "Tag name cannot be empty or whitespace only.", site=6
+                "Tag name cannot be empty or whitespace only.", 6
             )  # personal_notes.env:208
-        self._hit(6)
+        if self.coverage is not None:
+            self._hit(6)
         return [n for n in self._it(self.t_notes.rows()) if (t in n.tags)]
 
     def _impl_get_pinned_notes(self) -> list[Note]:
@@ -3290,11 +3529,12 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return [t.tag_name for t in self._it(self.t_tags.rows())]
 
     def _impl_get_note_metadata(self, note_id: str) -> NoteMetadata:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=7)  # personal_notes.env:230
-        self._hit(7)
-        return NoteMetadata(
+            raise rt.Fail("Note not found", 7)  # personal_notes.env:230
+        if self.coverage is not None:
+            self._hit(7)
+        return _new_NoteMetadata(
             created_at=n.created_at,
             updated_at=n.updated_at,
             category=n.category,
@@ -3309,21 +3549,23 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         c: str = h.unwrap(content).strip() if (content is not None) else ""
         if not (t != "" or c != ""):
             raise rt.Fail(
-                "Note must have a non-empty title or content.", site=8
+                "Note must have a non-empty title or content.", 8
             )  # personal_notes.env:253
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         cat: str = C_DEFAULT_CATEGORY
         if category is not None and h.unwrap(category) != "":
             cat = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty", site=9)  # personal_notes.env:259
-            self._hit(9)
+                raise rt.Fail("Category name cannot be empty", 9)  # personal_notes.env:259
+            if self.coverage is not None:
+                self._hit(9)
         names: list[str] = []
         if tags is not None:
             names = self._impl_clean_tags(raw=h.unwrap(tags))
         self._impl_ensure_category(name=cat)
         return self._insert_notes(
-            Note(
+            _new_Note(
                 title=t,
                 content=c,
                 category=cat,
@@ -3341,22 +3583,25 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         category: str | None,
         tags: list[str] | None,
     ) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=10)  # personal_notes.env:281
-        self._hit(10)
+            raise rt.Fail("Note not found", 10)  # personal_notes.env:281
+        if self.coverage is not None:
+            self._hit(10)
         t: str = h.unwrap(title).strip() if (title is not None) else n.title
         c: str = h.unwrap(content).strip() if (content is not None) else n.content
         if not (t.strip() != "" or c.strip() != ""):
             raise rt.Fail(
-                "Note must have a non-empty title or content", site=11
+                "Note must have a non-empty title or content", 11
             )  # personal_notes.env:286
-        self._hit(11)
+        if self.coverage is not None:
+            self._hit(11)
         if category is not None:
             cat: str = h.unwrap(category).strip()
             if not (cat != ""):
-                raise rt.Fail("Category name cannot be empty", site=12)  # personal_notes.env:291
-            self._hit(12)
+                raise rt.Fail("Category name cannot be empty", 12)  # personal_notes.env:291
+            if self.coverage is not None:
+                self._hit(12)
             self._impl_ensure_category(name=cat)
             self._write_notes_category(n, cat)
         if tags is not None:
@@ -3368,25 +3613,28 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _impl_delete_note(self, note_id: str) -> str:
         if not (note_id != "" and note_id in self.t_notes):
-            raise rt.Fail("Note not found", site=13)  # personal_notes.env:306
-        self._hit(13)
+            raise rt.Fail("Note not found", 13)  # personal_notes.env:306
+        if self.coverage is not None:
+            self._hit(13)
         self._delete("notes", note_id)
         return "Note deleted successfully"
 
     def _impl_pin_note(self, note_id: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=14)  # personal_notes.env:313
-        self._hit(14)
+            raise rt.Fail("Note not found", 14)  # personal_notes.env:313
+        if self.coverage is not None:
+            self._hit(14)
         self._write_notes_is_pinned(n, True)
         self._impl_touch(note_id=note_id)
         return n
 
     def _impl_unpin_note(self, note_id: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found.", site=15)  # personal_notes.env:321
-        self._hit(15)
+            raise rt.Fail("Note not found.", 15)  # personal_notes.env:321
+        if self.coverage is not None:
+            self._hit(15)
         self._write_notes_is_pinned(n, False)
         self._impl_touch(note_id=note_id)
         return n
@@ -3394,43 +3642,48 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
     def _impl_create_category(self, category_name: str) -> Category:
         name: str = category_name.strip()
         if not (name != ""):
-            raise rt.Fail("Category name cannot be empty", site=16)  # personal_notes.env:330
-        self._hit(16)
+            raise rt.Fail("Category name cannot be empty", 16)  # personal_notes.env:330
+        if self.coverage is not None:
+            self._hit(16)
         if not (name not in self.t_categories):
             raise rt.Fail(
-                ("Category '" + h.to_str(name) + "' already exists"), site=17
+                ("Category '" + h.to_str(name) + "' already exists"), 17
             )  # personal_notes.env:331
-        self._hit(17)
-        return self._insert_categories(Category(category_name=name, created_at=self.s_now))
+        if self.coverage is not None:
+            self._hit(17)
+        return self._insert_categories(_new_Category(category_name=name, created_at=self.s_now))
 
     def _impl_create_tag(self, tag_name: str) -> Tag:
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail("Tag name cannot be empty", site=18)  # personal_notes.env:338
-        self._hit(18)
+            raise rt.Fail("Tag name cannot be empty", 18)  # personal_notes.env:338
+        if self.coverage is not None:
+            self._hit(18)
         if not (name not in self.t_tags):
             raise rt.Fail(
-                ("Tag '" + h.to_str(name) + "' already exists"), site=19
+                ("Tag '" + h.to_str(name) + "' already exists"), 19
             )  # personal_notes.env:339
-        self._hit(19)
-        return self._insert_tags(Tag(tag_name=name))
+        if self.coverage is not None:
+            self._hit(19)
+        return self._insert_tags(_new_Tag(tag_name=name))
 
     def _impl_add_tag_to_note(self, note_id: str, tag_name: str) -> Note:
         if not (note_id != ""):
-            raise rt.Fail("Note ID is required", site=20)  # personal_notes.env:351
-        self._hit(20)
+            raise rt.Fail("Note ID is required", 20)  # personal_notes.env:351
+        if self.coverage is not None:
+            self._hit(20)
         name: str = tag_name.strip()
         if not (name != ""):
-            raise rt.Fail(
-                "Tag name cannot be empty or whitespace", site=21
-            )  # personal_notes.env:355
-        self._hit(21)
-        n = self.t_notes.get(note_id)
+            raise rt.Fail("Tag name cannot be empty or whitespace", 21)  # personal_notes.env:355
+        if self.coverage is not None:
+            self._hit(21)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
             raise rt.Fail(
-                ("Note with ID '" + h.to_str(note_id) + "' does not exist"), site=22
+                ("Note with ID '" + h.to_str(note_id) + "' does not exist"), 22
             )  # personal_notes.env:356
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         self._impl_ensure_tag(name=name)
         if name not in n.tags:
             _tmp2 = n.tags
@@ -3440,10 +3693,11 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return n
 
     def _impl_remove_tag_from_note(self, note_id: str, tag_name: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=23)  # personal_notes.env:368
-        self._hit(23)
+            raise rt.Fail("Note not found", 23)  # personal_notes.env:368
+        if self.coverage is not None:
+            self._hit(23)
         name: str = tag_name.strip()
         if name in n.tags:
             _tmp3 = n.tags
@@ -3453,29 +3707,31 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         return n
 
     def _impl_update_note_category(self, note_id: str, category: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=24)  # personal_notes.env:383
-        self._hit(24)
+            raise rt.Fail("Note not found", 24)  # personal_notes.env:383
+        if self.coverage is not None:
+            self._hit(24)
         cat: str = category.strip()
         if not (cat != ""):
-            raise rt.Fail("Category name cannot be empty", site=25)  # personal_notes.env:387
-        self._hit(25)
+            raise rt.Fail("Category name cannot be empty", 25)  # personal_notes.env:387
+        if self.coverage is not None:
+            self._hit(25)
         self._impl_ensure_category(name=cat)
         self._write_notes_category(n, cat)
         self._impl_touch(note_id=note_id)
         return n
 
     def _impl_clear_note_content(self, note_id: str) -> Note:
-        n = self.t_notes.get(note_id)
+        n = self.t_notes._rows.get(note_id)
         if n is None:
-            raise rt.Fail("Note not found", site=26)  # personal_notes.env:397
-        self._hit(26)
+            raise rt.Fail("Note not found", 26)  # personal_notes.env:397
+        if self.coverage is not None:
+            self._hit(26)
         if not (n.title.strip() != ""):
-            raise rt.Fail(
-                "Cannot clear content: title is also empty", site=27
-            )  # personal_notes.env:398
-        self._hit(27)
+            raise rt.Fail("Cannot clear content: title is also empty", 27)  # personal_notes.env:398
+        if self.coverage is not None:
+            self._hit(27)
         self._write_notes_content(n, "")
         self._impl_touch(note_id=note_id)
         return n
@@ -3485,25 +3741,29 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self.load_rows(
             "categories",
             [
-                Category(category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
+                _new_Category(
+                    category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(
+                    category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
             ],
         )
         self.load_rows(
             "tags",
             [
-                Tag(tag_name="urgent"),
-                Tag(tag_name="health"),
-                Tag(tag_name="recipe"),
-                Tag(tag_name="shopping"),
-                Tag(tag_name="ideas"),
+                _new_Tag(tag_name="urgent"),
+                _new_Tag(tag_name="health"),
+                _new_Tag(tag_name="recipe"),
+                _new_Tag(tag_name="shopping"),
+                _new_Tag(tag_name="ideas"),
             ],
         )
         self.load_rows(
             "notes",
             [
-                Note(
+                _new_Note(
                     note_id="NOTE-0001",
                     title="Team offsite",
                     content="Venue: lake house, 12-13 July.",
@@ -3513,7 +3773,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     updated_at=h.datetime("2024-05-02T09:00:00Z"),
                     is_pinned=True,
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0002",
                     title="Groceries",
                     content="eggs, milk, basil, flour",
@@ -3522,7 +3782,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-03-01T18:00:00Z"),
                     updated_at=h.datetime("2024-03-01T18:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0003",
                     title="Dentist",
                     content="Call Dr. Weber to reschedule the cleaning.",
@@ -3531,7 +3791,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-06-01T07:30:00Z"),
                     updated_at=h.datetime("2024-06-01T07:30:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0004",
                     title="Book ideas",
                     content="A heist told backwards; a lighthouse keeper's diary.",
@@ -3540,7 +3800,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-02-14T21:00:00Z"),
                     updated_at=h.datetime("2024-04-20T21:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0005",
                     title="Lasagna",
                     content="Layer ragu, bechamel and pasta; 45 min at 180C.",
@@ -3549,7 +3809,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-04-07T12:00:00Z"),
                     updated_at=h.datetime("2024-04-07T12:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0006",
                     title="",
                     content="Pancakes: 2 eggs, 250 ml milk, 125 g flour.",
@@ -3606,25 +3866,29 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self.load_rows(
             "categories",
             [
-                Category(category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
+                _new_Category(
+                    category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(
+                    category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
             ],
         )
         self.load_rows(
             "tags",
             [
-                Tag(tag_name="urgent"),
-                Tag(tag_name="health"),
-                Tag(tag_name="recipe"),
-                Tag(tag_name="shopping"),
-                Tag(tag_name="ideas"),
+                _new_Tag(tag_name="urgent"),
+                _new_Tag(tag_name="health"),
+                _new_Tag(tag_name="recipe"),
+                _new_Tag(tag_name="shopping"),
+                _new_Tag(tag_name="ideas"),
             ],
         )
         self.load_rows(
             "notes",
             [
-                Note(
+                _new_Note(
                     note_id="NOTE-0001",
                     title="Team offsite",
                     content="Venue: lake house, 12-13 July.",
@@ -3634,7 +3898,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     updated_at=h.datetime("2024-05-02T09:00:00Z"),
                     is_pinned=True,
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0002",
                     title="Groceries",
                     content="eggs, milk, basil, flour",
@@ -3643,7 +3907,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-03-01T18:00:00Z"),
                     updated_at=h.datetime("2024-03-01T18:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0003",
                     title="Dentist",
                     content="Call Dr. Weber to reschedule the cleaning.",
@@ -3652,7 +3916,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-06-01T07:30:00Z"),
                     updated_at=h.datetime("2024-06-01T07:30:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0004",
                     title="Book ideas",
                     content="A heist told backwards; a lighthouse keeper's diary.",
@@ -3661,7 +3925,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-02-14T21:00:00Z"),
                     updated_at=h.datetime("2024-04-20T21:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0005",
                     title="Lasagna",
                     content="Layer ragu, bechamel and pasta; 45 min at 180C.",
@@ -3670,7 +3934,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-04-07T12:00:00Z"),
                     updated_at=h.datetime("2024-04-07T12:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0006",
                     title="",
                     content="Pancakes: 2 eggs, 250 ml milk, 125 g flour.",
@@ -3710,25 +3974,29 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         self.load_rows(
             "categories",
             [
-                Category(category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")),
-                Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
+                _new_Category(
+                    category_name="General", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(
+                    category_name="Personal", created_at=h.datetime("2024-01-02T08:00:00Z")
+                ),
+                _new_Category(category_name="Work", created_at=h.datetime("2024-01-05T10:00:00Z")),
             ],
         )
         self.load_rows(
             "tags",
             [
-                Tag(tag_name="urgent"),
-                Tag(tag_name="health"),
-                Tag(tag_name="recipe"),
-                Tag(tag_name="shopping"),
-                Tag(tag_name="ideas"),
+                _new_Tag(tag_name="urgent"),
+                _new_Tag(tag_name="health"),
+                _new_Tag(tag_name="recipe"),
+                _new_Tag(tag_name="shopping"),
+                _new_Tag(tag_name="ideas"),
             ],
         )
         self.load_rows(
             "notes",
             [
-                Note(
+                _new_Note(
                     note_id="NOTE-0001",
                     title="Team offsite",
                     content="Venue: lake house, 12-13 July.",
@@ -3738,7 +4006,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     updated_at=h.datetime("2024-05-02T09:00:00Z"),
                     is_pinned=True,
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0002",
                     title="Groceries",
                     content="eggs, milk, basil, flour",
@@ -3747,7 +4015,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-03-01T18:00:00Z"),
                     updated_at=h.datetime("2024-03-01T18:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0003",
                     title="Dentist",
                     content="Call Dr. Weber to reschedule the cleaning.",
@@ -3756,7 +4024,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-06-01T07:30:00Z"),
                     updated_at=h.datetime("2024-06-01T07:30:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0004",
                     title="Book ideas",
                     content="A heist told backwards; a lighthouse keeper's diary.",
@@ -3765,7 +4033,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-02-14T21:00:00Z"),
                     updated_at=h.datetime("2024-04-20T21:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0005",
                     title="Lasagna",
                     content="Layer ragu, bechamel and pasta; 45 min at 180C.",
@@ -3774,7 +4042,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                     created_at=h.datetime("2024-04-07T12:00:00Z"),
                     updated_at=h.datetime("2024-04-07T12:00:00Z"),
                 ),
-                Note(
+                _new_Note(
                     note_id="NOTE-0006",
                     title="",
                     content="Pancakes: 2 eggs, 250 ml milk, 125 g flour.",
@@ -3991,7 +4259,16 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         old = row.updated_at
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("notes", row.note_id, row, "updated_at", old)
+        key = row.note_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "notes", key, row, "updated_at", old))
+        touched = self._touched
+        originals = touched.get(("notes", key))
+        if originals is None:
+            touched[("notes", key)] = {"updated_at": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("updated_at", old)
         row.updated_at = value
 
     def _write_notes_category(self, row: Note, value: str) -> None:
@@ -4000,7 +4277,16 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("notes", row.note_id, row, "category", old)
+        key = row.note_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "notes", key, row, "category", old))
+        touched = self._touched
+        originals = touched.get(("notes", key))
+        if originals is None:
+            touched[("notes", key)] = {"category": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("category", old)
         self._reindex("notes", row, "category", old, value)
         row.category = value
 
@@ -4009,8 +4295,18 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         old = row.title
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("notes", row.note_id, row, "title", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.note_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "notes", key, row, "title", old))
+        touched = self._touched
+        originals = touched.get(("notes", key))
+        if originals is None:
+            touched[("notes", key)] = {"title": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("title", old)
         row.title = value
 
     def _write_notes_content(self, row: Note, value: str) -> None:
@@ -4018,8 +4314,18 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         old = row.content
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("notes", row.note_id, row, "content", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.note_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "notes", key, row, "content", old))
+        touched = self._touched
+        originals = touched.get(("notes", key))
+        if originals is None:
+            touched[("notes", key)] = {"content": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("content", old)
         row.content = value
 
     def _write_notes_is_pinned(self, row: Note, value: bool) -> None:
@@ -4027,7 +4333,16 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         old = row.is_pinned
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("notes", row.note_id, row, "is_pinned", old)
+        key = row.note_id
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "notes", key, row, "is_pinned", old))
+        touched = self._touched
+        originals = touched.get(("notes", key))
+        if originals is None:
+            touched[("notes", key)] = {"is_pinned": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("is_pinned", old)
         row.is_pinned = value
 
     def _insert_categories(self, row: Category) -> Category:
@@ -4035,9 +4350,16 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         table = self._tables["categories"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.category_name
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Category {key!r} already exists", rule="key: Category")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "categories", key))
@@ -4049,9 +4371,16 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         table = self._tables["tags"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.tag_name
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Tag {key!r} already exists", rule="key: Tag")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "tags", key))
@@ -4064,13 +4393,27 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.note_id
         if key == "":  # the key left to auto(...)
+            counter = table.auto_counter
             if journal is not None:
-                journal.append(("counter", "notes", table.auto_counter))
-            key = self._next_auto_key(table)
+                journal.append(("counter", "notes", counter))
+            while True:
+                counter += 1
+                key = "NOTE-" + f"{counter:04d}"
+                if key not in table._rows:
+                    break
+            table.auto_counter = counter
             row.note_id = key
-        if key in table:
-            raise rt.Fail(f"Note {key!r} already exists", rule="key: Note")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        else:
+            if key in table._rows:  # (Table.__contains__ without its call)
+                raise rt.Fail(f"Note {key!r} already exists", rule="key: Note")
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         _own_row_fields("notes", row, ("tags",))
         table.add(key, row)
         if journal is not None:
@@ -4080,48 +4423,40 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "notes":
-                self._rules_notes(key, originals)
+                table = self._tables["notes"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if originals is _INSERTED or "category" in originals:
+                    parent = row.category
+                    if parent not in self._tables["categories"]._rows:
+                        raise _missing_parent(
+                            table.schema, "category", self._tables["categories"], parent
+                        )
+                self._verify_nested_refs("notes", row)
+                if not self._rowinv_Note_0(row):
+                    self._row_invariant_failed(
+                        "notes", row, "every note must have a non-empty content or title"
+                    )
+                if not self._rowinv_Note_1(row):
+                    self._row_invariant_failed("notes", row, "a note lists each tag at most once")
+                if not self._rowinv_Note_2(row):
+                    self._row_invariant_failed(
+                        "notes", row, "a note is not updated before it is created"
+                    )
             elif table_name == "categories":
-                self._rules_categories(key, originals)
+                table = self._tables["categories"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Category_0(row):
+                    self._row_invariant_failed("categories", row, "a category name is not empty")
             elif table_name == "tags":
-                self._rules_tags(key, originals)
-
-    def _rules_notes(self, key: Any, originals: Any) -> None:
-        "The rules of a row of notes the call touched (Environment._verify_touched)."
-        table = self._tables["notes"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if originals is _INSERTED or "category" in originals:
-            parent = row.category
-            if parent not in self._tables["categories"]:
-                raise _missing_parent(table.schema, "category", self._tables["categories"], parent)
-        self._verify_nested_refs("notes", row)
-        if not self._rowinv_Note_0(row):
-            self._row_invariant_failed(
-                "notes", row, "every note must have a non-empty content or title"
-            )
-        if not self._rowinv_Note_1(row):
-            self._row_invariant_failed("notes", row, "a note lists each tag at most once")
-        if not self._rowinv_Note_2(row):
-            self._row_invariant_failed("notes", row, "a note is not updated before it is created")
-
-    def _rules_categories(self, key: Any, originals: Any) -> None:
-        "The rules of a row of categories the call touched (Environment._verify_touched)."
-        table = self._tables["categories"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Category_0(row):
-            self._row_invariant_failed("categories", row, "a category name is not empty")
-
-    def _rules_tags(self, key: Any, originals: Any) -> None:
-        "The rules of a row of tags the call touched (Environment._verify_touched)."
-        table = self._tables["tags"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Tag_0(row):
-            self._row_invariant_failed("tags", row, "a tag name is not empty")
+                table = self._tables["tags"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Tag_0(row):
+                    self._row_invariant_failed("tags", row, "a tag name is not empty")

@@ -10,18 +10,21 @@ from typing import Any, ClassVar, cast
 from envdsl import runtime as rt
 from envdsl.runtime import helpers as h
 from envdsl.runtime.call_support import INSERTED as _INSERTED
-from envdsl.runtime.call_support import charge as _charge
+from envdsl.runtime.call_support import OVER_BUDGET as _OVER_BUDGET
+from envdsl.runtime.call_support import per_thread as _per_thread
 from envdsl.runtime.call_support import (
     INT_RESULT as _INT_RESULT,
     MAX_INT as _MAX_INT,
     MIN_INT as _MIN_INT,
     MISSING as _MISSING,
     TOO_LARGE as _TOO_LARGE,
-    budget as _budget,
+    per_thread as _per_thread,
     fromisoformat as _fromisoformat,
     result_problem as _result_problem,
 )
 from envdsl.runtime.call_support import ISO_SECONDS as _ISO_SECONDS, UTC as _UTC
+from envdsl.runtime.call_support import MAX_INT as _MAX_INT, MAX_STR as _MAX_STR
+from envdsl.runtime.call_support import MIN_INT as _MIN_INT, MISSING as _MISSING
 from envdsl.runtime.call_support import format_datetime as _format_datetime
 from envdsl.runtime.load_support import (
     DICT_ONLY as _DICT_ONLY,
@@ -90,18 +93,72 @@ class Product:
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5 = (
+            self.upc,
+            self.product_id,
+            self.name,
+            self.description,
+            self.inventory_level,
+            self.brand,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and _MIN_INT <= v4 <= _MAX_INT
+            and len(v5) <= _MAX_STR
+        ):
+            return (
+                8
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v5)
+                + h.stored_size(self.price)
+                + h.stored_size(self.weight)
+                + h.stored_size(self.aisle_location)
+            )
         return (
             2
-            + h.text_size(self.upc)
-            + h.text_size(self.product_id)
-            + h.text_size(self.name)
-            + h.text_size(self.description)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.int_size(v4)
+            + h.text_size(v5)
             + h.stored_size(self.price)
-            + h.int_size(self.inventory_level)
-            + h.text_size(self.brand)
             + h.stored_size(self.weight)
             + h.stored_size(self.aisle_location)
         )
+
+
+def _new_Product(
+    *,
+    upc: str,
+    product_id: str,
+    name: str,
+    description: str,
+    price: float,
+    category: Category,
+    inventory_level: int,
+    brand: str,
+    weight: float,
+    aisle_location: str | None = None,
+) -> Product:
+    _made = object.__new__(Product)
+    _made.upc = upc
+    _made.product_id = product_id
+    _made.name = name
+    _made.description = description
+    _made.price = price
+    _made.category = category
+    _made.inventory_level = inventory_level
+    _made.brand = brand
+    _made.weight = weight
+    _made.aisle_location = aisle_location
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -119,18 +176,72 @@ class ProductInfo(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
+        v0, v1, v2, v3, v4, v5 = (
+            self.upc,
+            self.product_id,
+            self.name,
+            self.description,
+            self.inventory_level,
+            self.brand,
+        )
+        if (
+            len(v0) <= _MAX_STR
+            and len(v1) <= _MAX_STR
+            and len(v2) <= _MAX_STR
+            and len(v3) <= _MAX_STR
+            and _MIN_INT <= v4 <= _MAX_INT
+            and len(v5) <= _MAX_STR
+        ):
+            return (
+                8
+                + len(v0)
+                + len(v1)
+                + len(v2)
+                + len(v3)
+                + len(v5)
+                + h.stored_size(self.price)
+                + h.stored_size(self.weight)
+                + h.stored_size(self.aisle_location)
+            )
         return (
             2
-            + h.text_size(self.upc)
-            + h.text_size(self.product_id)
-            + h.text_size(self.name)
-            + h.text_size(self.description)
+            + h.text_size(v0)
+            + h.text_size(v1)
+            + h.text_size(v2)
+            + h.text_size(v3)
+            + h.int_size(v4)
+            + h.text_size(v5)
             + h.stored_size(self.price)
-            + h.int_size(self.inventory_level)
-            + h.text_size(self.brand)
             + h.stored_size(self.weight)
             + h.stored_size(self.aisle_location)
         )
+
+
+def _new_ProductInfo(
+    *,
+    upc: str,
+    product_id: str,
+    name: str,
+    description: str = "",
+    price: float,
+    category: Category,
+    inventory_level: int,
+    brand: str,
+    weight: float,
+    aisle_location: str | None = None,
+) -> ProductInfo:
+    _made = object.__new__(ProductInfo)
+    _made.upc = upc
+    _made.product_id = product_id
+    _made.name = name
+    _made.description = description
+    _made.price = price
+    _made.category = category
+    _made.inventory_level = inventory_level
+    _made.brand = brand
+    _made.weight = weight
+    _made.aisle_location = aisle_location
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -139,7 +250,16 @@ class InventoryLevel(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return 1 + h.int_size(self.inventory_level)
+        v0 = self.inventory_level
+        if _MIN_INT <= v0 <= _MAX_INT:
+            return 2
+        return 1 + h.int_size(v0)
+
+
+def _new_InventoryLevel(*, inventory_level: int) -> InventoryLevel:
+    _made = object.__new__(InventoryLevel)
+    _made.inventory_level = inventory_level
+    return _made
 
 
 @dataclass(slots=True, kw_only=True)
@@ -151,13 +271,21 @@ class BulkImportReport(rt.Value):
 
     def _stored_size(self) -> int:
         # the size a write of this value charges (envdsl.runtime.limits.stored_size)
-        return (
-            1
-            + h.text_size(self.message)
-            + h.int_size(self.imported)
-            + h.int_size(self.failed)
-            + h.stored_size(self.errors)
-        )
+        v0, v1, v2 = self.message, self.imported, self.failed
+        if len(v0) <= _MAX_STR and _MIN_INT <= v1 <= _MAX_INT and _MIN_INT <= v2 <= _MAX_INT:
+            return 4 + len(v0) + h.stored_size(self.errors)
+        return 1 + h.text_size(v0) + h.int_size(v1) + h.int_size(v2) + h.stored_size(self.errors)
+
+
+def _new_BulkImportReport(
+    *, message: str, imported: int, failed: int, errors: list[str]
+) -> BulkImportReport:
+    _made = object.__new__(BulkImportReport)
+    _made.message = message
+    _made.imported = imported
+    _made.failed = failed
+    _made.errors = errors
+    return _made
 
 
 def _to_json_Product(value: Product) -> dict[str, Any]:
@@ -1245,11 +1373,11 @@ class RetailProductDatabaseEnv(rt.Environment):
         ("deplete_inventory", 374, "let-else", "products.get(upc)"),
         ("deplete_inventory", 375, "require", "quantity <= p.inventory_level"),
     )
-
-    @property
-    def t_products(self) -> rt.Table[Product]:
-        table: rt.Table[Product] = self._tables["products"]
-        return table
+    # each table as an attribute of its own, set by Environment._enter with the world
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {
+        "products": "t_products",
+    }
+    t_products: rt.Table[Product]
 
     def get_product_by_upc(self, *, upc: str) -> rt.Result:
         "Retrieve full product information using its unique UPC."
@@ -1263,7 +1391,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_get_product_by_upc(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_by_upc (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_by_upc:
+        if not _ARGUMENTS_get_product_by_upc.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -1278,7 +1406,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1300,29 +1428,36 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_by_upc", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1348,7 +1483,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_get_product_by_id(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_by_id (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_by_id:
+        if not _ARGUMENTS_get_product_by_id.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product_id: str
         given_product_id = given.get("product_id", _MISSING)
@@ -1369,7 +1504,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1384,7 +1519,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_by_id", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1410,7 +1551,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_search_products_by_name(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for search_products_by_name (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_search_products_by_name:
+        if not _ARGUMENTS_search_products_by_name.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         keyword: str
         given_keyword = given.get("keyword", _MISSING)
@@ -1425,7 +1566,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1440,7 +1581,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("search_products_by_name", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1468,7 +1615,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_list_products_by_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_products_by_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_products_by_category:
+        if not _ARGUMENTS_list_products_by_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         category: Category
         given_category = given.get("category", _MISSING)
@@ -1477,17 +1624,22 @@ class RetailProductDatabaseEnv(rt.Environment):
         member_category = (
             SPEC_Category.by_value.get(given_category) if type(given_category) is str else None
         )
-        category = (
-            member_category
-            if member_category is not None
-            else SPEC_Category.from_json(given_category, "category")
-        )  # retail_product_database.env:224
+        if member_category is not None:
+            category = member_category
+        elif type(given_category) is str:
+            raise SPEC_Category.mismatch(
+                given_category, "category"
+            )  # retail_product_database.env:224
+        else:
+            category = SPEC_Category.from_json(
+                given_category, "category"
+            )  # retail_product_database.env:224
         arguments: dict[str, Any] = {"category": category._value_}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1502,7 +1654,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_products_by_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1530,7 +1688,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_list_products_by_brand(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for list_products_by_brand (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_list_products_by_brand:
+        if not _ARGUMENTS_list_products_by_brand.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         brand: str
         given_brand = given.get("brand", _MISSING)
@@ -1545,7 +1703,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1560,7 +1718,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_products_by_brand", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1588,7 +1752,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_check_inventory_level(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for check_inventory_level (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_check_inventory_level:
+        if not _ARGUMENTS_check_inventory_level.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -1603,7 +1767,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1621,7 +1785,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("check_inventory_level", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1649,7 +1819,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_get_product_price(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_product_price (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_product_price:
+        if not _ARGUMENTS_get_product_price.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -1664,7 +1834,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1679,7 +1849,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_product_price", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1705,7 +1881,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_get_aisle_location(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for get_aisle_location (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_get_aisle_location:
+        if not _ARGUMENTS_get_aisle_location.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -1720,7 +1896,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1735,7 +1911,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_aisle_location", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1767,7 +1949,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1782,7 +1964,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("list_all_categories", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1814,7 +2002,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1829,7 +2017,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("get_all_products", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1855,7 +2049,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_add_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for add_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_add_product:
+        if not _ARGUMENTS_add_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         product: ProductInfo
         given_product = given.get("product", _MISSING)
@@ -1869,7 +2063,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1893,29 +2087,36 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("add_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -1942,7 +2143,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_update_product_price(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_product_price (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_product_price:
+        if not _ARGUMENTS_update_product_price.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -1964,7 +2165,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -1988,29 +2189,36 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_product_price", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2037,7 +2245,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_update_inventory_level(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_inventory_level (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_inventory_level:
+        if not _ARGUMENTS_update_inventory_level.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2062,7 +2270,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2086,29 +2294,36 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_inventory_level", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2142,7 +2357,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_update_product_category(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_product_category (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_product_category:
+        if not _ARGUMENTS_update_product_category.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2161,17 +2376,22 @@ class RetailProductDatabaseEnv(rt.Environment):
             if type(given_new_category) is str
             else None
         )
-        new_category = (
-            member_new_category
-            if member_new_category is not None
-            else SPEC_Category.from_json(given_new_category, "new_category")
-        )  # retail_product_database.env:306
+        if member_new_category is not None:
+            new_category = member_new_category
+        elif type(given_new_category) is str:
+            raise SPEC_Category.mismatch(
+                given_new_category, "new_category"
+            )  # retail_product_database.env:306
+        else:
+            new_category = SPEC_Category.from_json(
+                given_new_category, "new_category"
+            )  # retail_product_database.env:306
         arguments: dict[str, Any] = {"upc": upc, "new_category": new_category._value_}
         journal: list[tuple[Any, ...]] = []
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2195,29 +2415,36 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_product_category", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2252,7 +2479,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_update_aisle_location(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for update_aisle_location (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_update_aisle_location:
+        if not _ARGUMENTS_update_aisle_location.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2283,7 +2510,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2307,29 +2534,36 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("update_aisle_location", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2357,7 +2591,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_remove_product(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for remove_product (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_remove_product:
+        if not _ARGUMENTS_remove_product.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2372,7 +2606,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2385,7 +2619,13 @@ class RetailProductDatabaseEnv(rt.Environment):
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("remove_product", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2414,7 +2654,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_edit_product_description(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for edit_product_description (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_edit_product_description:
+        if not _ARGUMENTS_edit_product_description.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2443,7 +2683,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2467,29 +2707,36 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("edit_product_description", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2517,7 +2764,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_bulk_import_products(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for bulk_import_products (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_bulk_import_products:
+        if not _ARGUMENTS_bulk_import_products.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         products_list: list[ProductInfo]
         given_products_list = given.get("products_list", _MISSING)
@@ -2531,7 +2778,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2549,7 +2796,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = 4 + len(data["message"])
+            total = 4
             v = data["imported"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
@@ -2557,15 +2804,25 @@ class RetailProductDatabaseEnv(rt.Environment):
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
             v = data["errors"]
-            total += len(v) + sum(map(len, v))
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            total += len(v)
+            if v:
+                total += sum(map(len, v))
+            if total + 1 * _MAX_STR > size_budget:
+                total += len(data["message"])
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("bulk_import_products", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2592,7 +2849,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _call_deplete_inventory(self, given: dict[str, Any]) -> rt.Result | None:
         "Environment._invoke written out for deplete_inventory (envdsl/codegen/tool_calls.py)."
-        if not given.keys() <= _ARGUMENTS_deplete_inventory:
+        if not _ARGUMENTS_deplete_inventory.issuperset(given):
             return None  # an unknown argument: the generic parser says which
         upc: str
         given_upc = given.get("upc", _MISSING)
@@ -2617,7 +2874,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self._journal = journal
         self._steps = 0
         self._last_result = None
-        budget = _budget
+        budget = _per_thread.budget  # this thread's (limits.per_thread)
         budget.left = self.size_budget
         data: Any
         try:
@@ -2641,29 +2898,36 @@ class RetailProductDatabaseEnv(rt.Environment):
                 else None
             )
             size_budget = self.size_budget
-            total = (
-                10
-                + len(data["upc"])
-                + len(data["product_id"])
-                + len(data["name"])
-                + len(data["description"])
-                + len(data["category"])
-                + len(data["brand"])
-            )
+            total = 10
             v = data["inventory_level"]
             if not _MIN_INT <= v <= _MAX_INT:
                 raise rt.Fail(_INT_RESULT)
-            v = data["aisle_location"]
-            if v is not None:
-                total += len(v)
-            if total > size_budget:
-                raise rt.Fail(_TOO_LARGE % total)
+            if total + 7 * _MAX_STR > size_budget:
+                total += (
+                    len(data["upc"])
+                    + len(data["product_id"])
+                    + len(data["name"])
+                    + len(data["description"])
+                    + len(data["category"])
+                    + len(data["brand"])
+                )
+                v = data["aisle_location"]
+                if v is not None:
+                    total += len(v)
+                if total > size_budget:
+                    raise rt.Fail(_TOO_LARGE % total)
             self._last_result = result
             if journal:  # a call that wrote nothing leaves the history as it is
                 self._world.record(journal)
             self.trace.append(rt.TraceEntry("deplete_inventory", arguments, True))
             return {"success": True, "data": data}
-        except Exception as error:  # what each kind of failure gives: Environment._failed
+        except rt.Fail as error:  # Environment._failed's first case, written out
+            if journal:  # (what _rollback would undo)
+                self._rollback()
+            error.__traceback__ = None  # (see _failed)
+            self.last_failure = error
+            outcome: rt.Result = {"success": False, "error": error.message}
+        except Exception as error:  # what each other kind of failure gives: _failed
             outcome = self._failed(error)
         finally:
             budget.left = None
@@ -2744,7 +3008,7 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_insert_product(self, p: ProductInfo) -> Product:
         return self._insert_products(
-            Product(
+            _new_Product(
                 upc=p.upc,
                 product_id=p.product_id,
                 name=p.name,
@@ -2759,20 +3023,20 @@ class RetailProductDatabaseEnv(rt.Environment):
         )
 
     def _impl_get_product_by_upc(self, upc: str) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=0
-            )  # retail_product_database.env:201
-        self._hit(0)
+            raise rt.Fail("Product with given UPC not found", 0)  # retail_product_database.env:201
+        if self.coverage is not None:
+            self._hit(0)
         return p
 
     def _impl_get_product_by_id(self, product_id: str) -> list[Product]:
         if not (product_id.strip() != ""):
             raise rt.Fail(
-                "Invalid input: product_id must be a non-empty string", site=1
+                "Invalid input: product_id must be a non-empty string", 1
             )  # retail_product_database.env:210
-        self._hit(1)
+        if self.coverage is not None:
+            self._hit(1)
         pid: str = product_id.strip()
         return [p for p in self._it(self.t_products.rows()) if (p.product_id == pid)]
 
@@ -2785,36 +3049,37 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _impl_list_products_by_brand(self, brand: str) -> list[Product]:
         if not (brand != ""):
-            raise rt.Fail("Brand cannot be empty", site=2)  # retail_product_database.env:232
-        self._hit(2)
+            raise rt.Fail("Brand cannot be empty", 2)  # retail_product_database.env:232
+        if self.coverage is not None:
+            self._hit(2)
         return [p for p in self._it(self.t_products.rows()) if (p.brand == brand)]
 
     def _impl_check_inventory_level(self, upc: str) -> InventoryLevel:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
-            raise rt.Fail("Product not found", site=3)  # retail_product_database.env:238
-        self._hit(3)
-        return InventoryLevel(inventory_level=p.inventory_level)
+            raise rt.Fail("Product not found", 3)  # retail_product_database.env:238
+        if self.coverage is not None:
+            self._hit(3)
+        return _new_InventoryLevel(inventory_level=p.inventory_level)
 
     def _impl_get_product_price(self, upc: str) -> float:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty", site=4)  # retail_product_database.env:246
-        self._hit(4)
-        p = self.t_products.get(upc)
+            raise rt.Fail("UPC cannot be empty", 4)  # retail_product_database.env:246
+        if self.coverage is not None:
+            self._hit(4)
+        p = self.t_products._rows.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=5
-            )  # retail_product_database.env:247
-        self._hit(5)
+            raise rt.Fail("Product with given UPC not found", 5)  # retail_product_database.env:247
+        if self.coverage is not None:
+            self._hit(5)
         return p.price
 
     def _impl_get_aisle_location(self, upc: str) -> str | None:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=6
-            )  # retail_product_database.env:253
-        self._hit(6)
+            raise rt.Fail("Product with given UPC not found", 6)  # retail_product_database.env:253
+        if self.coverage is not None:
+            self._hit(6)
         return p.aisle_location
 
     def _impl_list_all_categories(self) -> list[Category]:
@@ -2827,95 +3092,106 @@ class RetailProductDatabaseEnv(rt.Environment):
         missing: str = self._fn_blank_field(p=product)
         if not (missing == ""):
             raise rt.Fail(
-                ("Invalid product: missing " + h.to_str(missing) + "."), site=7
+                ("Invalid product: missing " + h.to_str(missing) + "."), 7
             )  # retail_product_database.env:273
-        self._hit(7)
+        if self.coverage is not None:
+            self._hit(7)
         if not (product.upc not in self.t_products):
             raise rt.Fail(
-                ("Product with UPC " + h.to_str(product.upc) + " already exists"), site=8
+                ("Product with UPC " + h.to_str(product.upc) + " already exists"), 8
             )  # retail_product_database.env:274
-        self._hit(8)
+        if self.coverage is not None:
+            self._hit(8)
         if not (product.price >= 0.0):
             raise rt.Fail(
-                "Product price must be non-negative", site=9
+                "Product price must be non-negative", 9
             )  # retail_product_database.env:275
-        self._hit(9)
+        if self.coverage is not None:
+            self._hit(9)
         if not (product.inventory_level >= 0):
             raise rt.Fail(
-                "Inventory level must be a non-negative integer", site=10
+                "Inventory level must be a non-negative integer", 10
             )  # retail_product_database.env:276
-        self._hit(10)
+        if self.coverage is not None:
+            self._hit(10)
         return self._impl_insert_product(p=product)
 
     def _impl_update_product_price(self, upc: str, new_price: float) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail(
-                "Product with given UPC does not exist", site=11
+                "Product with given UPC does not exist", 11
             )  # retail_product_database.env:285
-        self._hit(11)
+        if self.coverage is not None:
+            self._hit(11)
         if not (new_price >= 0.0):
             raise rt.Fail(
-                "Product price must be non-negative", site=12
+                "Product price must be non-negative", 12
             )  # retail_product_database.env:288
-        self._hit(12)
+        if self.coverage is not None:
+            self._hit(12)
         self._write_products_price(p, new_price)
         return p
 
     def _impl_update_inventory_level(self, upc: str, new_level: int) -> Product:
         if not (new_level >= 0):
             raise rt.Fail(
-                "Inventory level must be non-negative", site=13
+                "Inventory level must be non-negative", 13
             )  # retail_product_database.env:298
-        self._hit(13)
-        p = self.t_products.get(upc)
+        if self.coverage is not None:
+            self._hit(13)
+        p = self.t_products._rows.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=14
-            )  # retail_product_database.env:299
-        self._hit(14)
+            raise rt.Fail("Product with given UPC not found", 14)  # retail_product_database.env:299
+        if self.coverage is not None:
+            self._hit(14)
         self._write_products_inventory_level(p, new_level)
         return p
 
     def _impl_update_product_category(self, upc: str, new_category: Category) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail(
-                "Product with given UPC not found.", site=15
+                "Product with given UPC not found.", 15
             )  # retail_product_database.env:309
-        self._hit(15)
+        if self.coverage is not None:
+            self._hit(15)
         self._write_products_category(p, new_category)
         return p
 
     def _impl_update_aisle_location(self, upc: str, aisle_location: str | None) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail(
-                ("Product with UPC " + h.to_str(upc) + " not found"), site=16
+                ("Product with UPC " + h.to_str(upc) + " not found"), 16
             )  # retail_product_database.env:319
-        self._hit(16)
+        if self.coverage is not None:
+            self._hit(16)
         self._write_products_aisle_location(p, aisle_location)
         return p
 
     def _impl_remove_product(self, upc: str) -> str:
         if not (upc != ""):
-            raise rt.Fail("UPC cannot be empty", site=17)  # retail_product_database.env:326
-        self._hit(17)
+            raise rt.Fail("UPC cannot be empty", 17)  # retail_product_database.env:326
+        if self.coverage is not None:
+            self._hit(17)
         if not (upc in self.t_products):
             raise rt.Fail(
-                ("Product with UPC '" + h.to_str(upc) + "' not found"), site=18
+                ("Product with UPC '" + h.to_str(upc) + "' not found"), 18
             )  # retail_product_database.env:327
-        self._hit(18)
+        if self.coverage is not None:
+            self._hit(18)
         self._delete("products", upc)
         return "Product with UPC '" + h.to_str(upc) + "' removed successfully"
 
     def _impl_edit_product_description(self, upc: str, new_description: str) -> Product:
-        p = self.t_products.get(upc)
+        p = self.t_products._rows.get(upc)
         if p is None:
             raise rt.Fail(
-                "Product with given UPC not found.", site=19
+                "Product with given UPC not found.", 19
             )  # retail_product_database.env:337
-        self._hit(19)
+        if self.coverage is not None:
+            self._hit(19)
         self._write_products_description(p, new_description)
         return p
 
@@ -2930,25 +3206,26 @@ class RetailProductDatabaseEnv(rt.Environment):
             else:
                 self._impl_insert_product(p=p)
                 imported += 1
-        return BulkImportReport(
+        return _new_BulkImportReport(
             message="Bulk import completed.", imported=imported, failed=len(errors), errors=errors
         )
 
     def _impl_deplete_inventory(self, upc: str, quantity: int) -> Product:
         if not (quantity >= 0):
-            raise rt.Fail("Quantity cannot be negative", site=20)  # retail_product_database.env:373
-        self._hit(20)
-        p = self.t_products.get(upc)
+            raise rt.Fail("Quantity cannot be negative", 20)  # retail_product_database.env:373
+        if self.coverage is not None:
+            self._hit(20)
+        p = self.t_products._rows.get(upc)
         if p is None:
-            raise rt.Fail(
-                "Product with given UPC not found", site=21
-            )  # retail_product_database.env:374
-        self._hit(21)
+            raise rt.Fail("Product with given UPC not found", 21)  # retail_product_database.env:374
+        if self.coverage is not None:
+            self._hit(21)
         if not (quantity <= p.inventory_level):
             raise rt.Fail(
-                "Insufficient inventory to deplete", site=22
+                "Insufficient inventory to deplete", 22
             )  # retail_product_database.env:375
-        self._hit(22)
+        if self.coverage is not None:
+            self._hit(22)
         self._write_products_inventory_level(p, p.inventory_level - quantity)
         return p
 
@@ -2956,7 +3233,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="840000000017",
                     product_id="AUR-100",
                     name="Aurora ANC Headphones",
@@ -2968,7 +3245,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.25,
                     aisle_location="E4",
                 ),
-                Product(
+                _new_Product(
                     upc="840000000024",
                     product_id="AUR-200",
                     name="Aurora Earbuds",
@@ -3011,7 +3288,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="720000000101",
                     product_id="FG-MAT",
                     name="FlexGrip Yoga Mat",
@@ -3023,7 +3300,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=1.8,
                     aisle_location="S2",
                 ),
-                Product(
+                _new_Product(
                     upc="720000000118",
                     product_id="FG-BLK",
                     name="FlexGrip Yoga Block",
@@ -3072,7 +3349,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="050000000042",
                     product_id="GT-20",
                     name="Green Tea Bags",
@@ -3084,7 +3361,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.05,
                     aisle_location="G2",
                 ),
-                Product(
+                _new_Product(
                     upc="050000000059",
                     product_id="IC-300",
                     name="Instant Cocoa",
@@ -3106,7 +3383,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             "bulk_import_products",
             {
                 "products_list": [
-                    ProductInfo(
+                    _new_ProductInfo(
                         upc="050000000011",
                         product_id="CB-1L",
                         name="Cold Brew Coffee 1L",
@@ -3117,7 +3394,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                         weight=1.1,
                         aisle_location="G7",
                     ),
-                    ProductInfo(
+                    _new_ProductInfo(
                         upc="050000000028",
                         product_id="OM-BAR",
                         name="Oat Milk Barista",
@@ -3127,7 +3404,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                         brand="Oatly",
                         weight=1.0,
                     ),
-                    ProductInfo(
+                    _new_ProductInfo(
                         upc="050000000035",
                         product_id="MP-100",
                         name="Matcha Powder",
@@ -3138,7 +3415,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                         weight=0.1,
                         aisle_location="G2",
                     ),
-                    ProductInfo(
+                    _new_ProductInfo(
                         upc="050000000042",
                         product_id="GT-20",
                         name="Green Tea Bags",
@@ -3182,7 +3459,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="690000000020",
                     product_id="BR-TST",
                     name="Brisa Toaster",
@@ -3203,7 +3480,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             results,
             "add_product",
             {
-                "product": ProductInfo(
+                "product": _new_ProductInfo(
                     upc="690000000013",
                     product_id="BR-KET",
                     name="Brisa Electric Kettle",
@@ -3221,8 +3498,8 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_list_new_kettle_0(self, answer: str) -> bool:
         return bool(
-            self.t_products.get("690000000013")
-            == Product(
+            self.t_products._rows.get("690000000013")
+            == _new_Product(
                 upc="690000000013",
                 product_id="BR-KET",
                 name="Brisa Electric Kettle",
@@ -3246,7 +3523,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="730000000044",
                     product_id="TB-750",
                     name="Trailblazer Bottle 0.75L",
@@ -3292,7 +3569,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="610000000011",
                     product_id="LU-DSK",
                     name="Lumo Desk Lamp",
@@ -3304,7 +3581,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=1.1,
                     aisle_location="H8",
                 ),
-                Product(
+                _new_Product(
                     upc="610000000028",
                     product_id="LU-FLR",
                     name="Lumo Floor Lamp",
@@ -3316,7 +3593,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=4.0,
                     aisle_location="H8",
                 ),
-                Product(
+                _new_Product(
                     upc="610000000035",
                     product_id="LO-SOL",
                     name="Solar Garden Light",
@@ -3358,7 +3635,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="400000000010",
                     product_id="TY-KITE",
                     name="Stunt Kite",
@@ -3370,7 +3647,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.4,
                     aisle_location="T1",
                 ),
-                Product(
+                _new_Product(
                     upc="400000000027",
                     product_id="TY-PUZ",
                     name="1000-piece Puzzle",
@@ -3382,7 +3659,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.9,
                     aisle_location="T2",
                 ),
-                Product(
+                _new_Product(
                     upc="400000000034",
                     product_id="TY-YOYO",
                     name="Glow Yo-yo",
@@ -3394,7 +3671,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.1,
                     aisle_location="T1",
                 ),
-                Product(
+                _new_Product(
                     upc="400000000041",
                     product_id="SP-BALL",
                     name="Soccer Ball",
@@ -3444,7 +3721,7 @@ class RetailProductDatabaseEnv(rt.Environment):
             results,
             "add_product",
             {
-                "product": ProductInfo(
+                "product": _new_ProductInfo(
                     upc="880000000019",
                     product_id="DL-REF",
                     name="Reflective Dog Leash",
@@ -3462,8 +3739,8 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _check_file_leash_under_valid_category_0(self, answer: str) -> bool:
         return bool(
-            self.t_products.get("880000000019")
-            == Product(
+            self.t_products._rows.get("880000000019")
+            == _new_Product(
                 upc="880000000019",
                 product_id="DL-REF",
                 name="Reflective Dog Leash",
@@ -3481,7 +3758,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="300000000052",
                     product_id="NB-RJ",
                     name="Nimbus Rain Jacket",
@@ -3493,7 +3770,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.35,
                     aisle_location="C4",
                 ),
-                Product(
+                _new_Product(
                     upc="300000000069",
                     product_id="NB-RJ",
                     name="Nimbus Rain Jacket (kids)",
@@ -3527,7 +3804,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="200000000015",
                     product_id="TS-CLASSIC",
                     name="Classic Tee S",
@@ -3539,7 +3816,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.2,
                     aisle_location="C1",
                 ),
-                Product(
+                _new_Product(
                     upc="200000000022",
                     product_id="TS-CLASSIC",
                     name="Classic Tee M",
@@ -3551,7 +3828,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.2,
                     aisle_location="C1",
                 ),
-                Product(
+                _new_Product(
                     upc="200000000039",
                     product_id="TS-CLASSIC",
                     name="Classic Tee L",
@@ -3563,7 +3840,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.22,
                     aisle_location="C1",
                 ),
-                Product(
+                _new_Product(
                     upc="200000000046",
                     product_id="TS-VNECK",
                     name="V-neck Tee M",
@@ -3596,7 +3873,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="100000000017",
                     product_id="EL-USB",
                     name="USB-C Cable 2m",
@@ -3608,7 +3885,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.05,
                     aisle_location="E1",
                 ),
-                Product(
+                _new_Product(
                     upc="100000000024",
                     product_id="HB-SUN",
                     name="Sunscreen SPF50",
@@ -3620,7 +3897,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.2,
                     aisle_location="B2",
                 ),
-                Product(
+                _new_Product(
                     upc="100000000031",
                     product_id="AU-WIP",
                     name="Wiper Blades",
@@ -3631,7 +3908,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     brand="ClearView",
                     weight=0.6,
                 ),
-                Product(
+                _new_Product(
                     upc="100000000048",
                     product_id="BK-ATL",
                     name="Road Atlas 2024",
@@ -3667,7 +3944,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="100000000055",
                     product_id="EL-PB20",
                     name="Volt Power Bank 20k (black)",
@@ -3678,7 +3955,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     brand="Volt",
                     weight=0.4,
                 ),
-                Product(
+                _new_Product(
                     upc="100000000062",
                     product_id="EL-PB20",
                     name="Volt Power Bank 20k (white)",
@@ -3725,7 +4002,7 @@ class RetailProductDatabaseEnv(rt.Environment):
         self.load_rows(
             "products",
             [
-                Product(
+                _new_Product(
                     upc="050000000066",
                     product_id="TM-500",
                     name="Trail Mix 500g",
@@ -3737,7 +4014,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                     weight=0.5,
                     aisle_location="G4",
                 ),
-                Product(
+                _new_Product(
                     upc="050000000073",
                     product_id="TM-1K",
                     name="Trail Mix 1kg",
@@ -3770,7 +4047,16 @@ class RetailProductDatabaseEnv(rt.Environment):
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
         rt.store(value)
-        self._journal_field("products", row.upc, row, "price", old)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "price", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"price": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("price", old)
         row.price = value
 
     def _write_products_inventory_level(self, row: Product, value: int) -> None:
@@ -3778,8 +4064,18 @@ class RetailProductDatabaseEnv(rt.Environment):
         old = row.inventory_level
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.upc, row, "inventory_level", old)
+        if not (type(value) is int and _MIN_INT <= value <= _MAX_INT):
+            rt.store(value)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "inventory_level", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"inventory_level": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("inventory_level", old)
         row.inventory_level = value
 
     def _write_products_category(self, row: Product, value: Category) -> None:
@@ -3787,7 +4083,16 @@ class RetailProductDatabaseEnv(rt.Environment):
         old = row.category
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        self._journal_field("products", row.upc, row, "category", old)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "category", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"category": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("category", old)
         row.category = value
 
     def _write_products_aisle_location(self, row: Product, value: str | None) -> None:
@@ -3795,8 +4100,18 @@ class RetailProductDatabaseEnv(rt.Environment):
         old = row.aisle_location
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.upc, row, "aisle_location", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "aisle_location", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"aisle_location": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("aisle_location", old)
         row.aisle_location = value
 
     def _write_products_description(self, row: Product, value: str) -> None:
@@ -3804,8 +4119,18 @@ class RetailProductDatabaseEnv(rt.Environment):
         old = row.description
         if old == value and type(old) is type(value):
             return  # assigning the current value is not a change
-        rt.store(value)
-        self._journal_field("products", row.upc, row, "description", old)
+        if not (type(value) is str and len(value) <= 64):
+            rt.store(value)
+        key = row.upc
+        journal = self._journal
+        if journal is not None:  # None while building an initial state
+            journal.append(("field", "products", key, row, "description", old))
+        touched = self._touched
+        originals = touched.get(("products", key))
+        if originals is None:
+            touched[("products", key)] = {"description": old}
+        elif originals is not _INSERTED:
+            originals.setdefault("description", old)
         row.description = value
 
     def _insert_products(self, row: Product) -> Product:
@@ -3813,9 +4138,16 @@ class RetailProductDatabaseEnv(rt.Environment):
         table = self._tables["products"]
         journal = self._journal  # None while building an initial state: nothing to undo
         key = row.upc
-        if key in table:
+        if key in table._rows:  # (Table.__contains__ without its call)
             raise rt.Fail(f"Product {key!r} already exists", rule="key: Product")
-        _charge(row._stored_size())  # limits.stored_size of a row: its class's sizer
+        size = row._stored_size()  # limits.stored_size of a row: its class's sizer
+        budget = _per_thread.budget  # limits.charge, written out
+        left = budget.left
+        if left is not None:
+            left -= size
+            budget.left = left
+            if left < 0:
+                raise rt.Fail(_OVER_BUDGET)
         table.add(key, row)
         if journal is not None:
             journal.append(("insert", "products", key))
@@ -3824,23 +4156,21 @@ class RetailProductDatabaseEnv(rt.Environment):
 
     def _verify_rows(self) -> None:
         "Environment._verify_touched for this spec's tables: each touched row's rules."
-        for (table_name, key), originals in list(self._touched.items()):
+        for (table_name, key), originals in self._touched.items():
             if table_name == "products":
-                self._rules_products(key, originals)
-
-    def _rules_products(self, key: Any, originals: Any) -> None:
-        "The rules of a row of products the call touched (Environment._verify_touched)."
-        table = self._tables["products"]
-        row = table.get(key)
-        if row is None:
-            return  # deleted later in the call
-        if not self._rowinv_Product_0(row):
-            self._row_invariant_failed("products", row, "Product price must be non-negative")
-        if not self._rowinv_Product_1(row):
-            self._row_invariant_failed(
-                "products", row, "Inventory level must be a non-negative integer"
-            )
-        if not self._rowinv_Product_2(row):
-            self._row_invariant_failed(
-                "products", row, "UPC, product_id and name must not be blank"
-            )
+                table = self._tables["products"]
+                row = table._rows.get(key)  # (Table.get without its call)
+                if row is None:
+                    continue  # deleted later in the call
+                if not self._rowinv_Product_0(row):
+                    self._row_invariant_failed(
+                        "products", row, "Product price must be non-negative"
+                    )
+                if not self._rowinv_Product_1(row):
+                    self._row_invariant_failed(
+                        "products", row, "Inventory level must be a non-negative integer"
+                    )
+                if not self._rowinv_Product_2(row):
+                    self._row_invariant_failed(
+                        "products", row, "UPC, product_id and name must not be blank"
+                    )

@@ -6,6 +6,7 @@ end, compare its two sides where it does, and print its table.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -132,3 +133,11 @@ def test_serve_heap_probe_quick() -> None:
     assert [int(row[0]) for row in rows] == [0, 10, 30], out
     assert all(row[6].strip() == "[0]" for row in rows), out  # the registry holds none
     assert all(float(row[2]) > 0 and int(row[4]) > 0 for row in rows), out
+
+
+def test_bench_runtime_instruction_phase() -> None:
+    """The process `--instructions` counts (every call row on both sides, in segments) runs to
+    the end and names its segments; valgrind itself is too slow to run here."""
+    out = run_benchmark("bench_runtime.py", "--phase", "calls", "--sizes", "20", "--calls", "4")
+    labels = [tuple(label) for label in json.loads(out.splitlines()[-1])]
+    assert ("insert", "generated") in labels and ("late fail 2", "guarded") in labels

@@ -9,7 +9,8 @@ from pathlib import Path
 from envdsl.codegen.loaders import LoaderWriter
 from envdsl.codegen.module_uses import used_module_names
 from envdsl.codegen.names import Names
-from envdsl.codegen.row_writes import RULE_FAILURES, inserter, row_rule_methods
+from envdsl.codegen.record_factories import factory_lines
+from envdsl.codegen.row_writes import RULE_FAILURES, checked_fields, inserter, row_rule_methods
 from envdsl.codegen.serializers import json_repr_body, to_json_body
 from envdsl.codegen.shapes import shape
 from envdsl.codegen.statements import BodyTranslator
@@ -169,7 +170,12 @@ class Lowerer:
             scalar_refs,
             verify_rows,
         )
+        checked = {
+            table.name: checked_fields(table, view.row_invariants.get(table.name, []))
+            for table in view.tables
+        }
         for tool in view.tools:
+            tool.checks_rows = any(self._checks_rows(write, checked) for write in tool.writes)
             tool.call_method = call_method_name(tool.name)
             tool.arguments_constant = f"_ARGUMENTS_{tool.name}"
             tool.call_body = writer.body(tool)
@@ -263,7 +269,8 @@ class Lowerer:
         # records (values) carry the place they live in; rows are identities and need none
         base = "" if info.is_entity else "rt.Value"
         view = RecordView(py, doc, fields, self.names.spec_name(py), base)
-        view.size_ones, view.size_terms = self.size_terms(info)
+        view.size_lines = self.size_lines(info)
+        view.factory_lines = factory_lines(view, self.names.factory(info.name))
         view.to_json, view.json_repr = f"_to_json_{py}", f"_json_repr_{py}"
         view.to_json_body = to_json_body(view)
         view.json_repr_body = json_repr_body(view, view.to_json)
@@ -280,25 +287,56 @@ class Lowerer:
         py = self.names.type_name(name)
         return VariantView(py, info.tag, cases, self.names.spec_name(py))
 
-    def size_terms(self, info: RecordInfo) -> tuple[int, list[str]]:
-        """What the record's `_stored_size` adds up (limits.stored_size, written out from the
+    def size_lines(self, info: RecordInfo) -> list[str]:
+        """The body of the record's `_stored_size` (limits.stored_size, written out from the
         declared types): one for the record and for each field whose values are each one
-        (bools, dates, enums), and a term per other field."""
+        (bools, dates, enums), and a term per other field. Its strings and ints (and refs to
+        such keys) are first tested inline, all within their limits (what a row almost
+        always is): then their sizes are a string's length and one, an int's one; the
+        checks of `h.text_size`, `h.int_size` and `h.stored_size` raise otherwise."""
         ones = 1
-        terms: list[str] = []
+        reads: list[str] = []  # the fields tested inline, read into the locals v0, v1, ...
+        tests: list[str] = []
+        lengths: list[str] = []
+        checked: list[str] = []  # their terms through the checks
+        others: list[str] = []  # every other field's term
         for field in info.fields.values():
             attr = f"self.{self.names.field(info.name, field.name)}"
-            if field.type == t.STR:
-                terms.append(f"h.text_size({attr})")
-            elif field.type == t.INT:
-                terms.append(f"h.int_size({attr})")
+            kind = field.type
+            if isinstance(kind, t.RefType):  # a key: its type's
+                key = self.checked.records[kind.entity].key
+                kind = key.type if key is not None else kind
+            local = f"v{len(reads)}"
+            if kind in (t.STR, t.INT):
+                reads.append(attr)
+                if kind == t.STR:
+                    tests.append(f"len({local}) <= _MAX_STR")
+                    lengths.append(f"len({local})")
+                else:
+                    tests.append(f"_MIN_INT <= {local} <= _MAX_INT")
+                helper = "h.stored_size"
+                if field.type == t.STR:
+                    helper = "h.text_size"
+                elif field.type == t.INT:
+                    helper = "h.int_size"
+                checked.append(f"{helper}({local})")
             elif field.type in (t.BOOL, t.DATE, t.DATETIME, t.DURATION) or isinstance(
                 field.type, t.EnumType
             ):
                 ones += 1
-            else:  # optional, float (checked finite), collections, records, refs, json
-                terms.append(f"h.stored_size({attr})")
-        return ones, terms
+            else:  # optional, float (checked finite), collections, records, json
+                others.append(f"h.stored_size({attr})")
+        generic = " + ".join([str(ones), *checked, *others])
+        if not reads:
+            return [f"return {generic}"]
+        fast = " + ".join([str(ones + len(reads)), *lengths, *others])
+        names = ", ".join(f"v{index}" for index in range(len(reads)))
+        return [
+            f"{names} = {', '.join(reads)}",
+            f"if {' and '.join(tests)}:",
+            f"    return {fast}",
+            f"return {generic}",
+        ]
 
     def table(self, name: str, entity: RecordInfo) -> TableView:
         key = entity.key
@@ -561,7 +599,7 @@ class Lowerer:
         full_rows = [
             (table, m) for table, m, reads in self.row_invariant_reads if _affects(writes, reads)
         ]
-        return ToolView(
+        view = ToolView(
             name,
             self.names.tool_methods[name],
             self.names.callables[name],
@@ -576,6 +614,24 @@ class Lowerer:
             self.json_arguments(info) if self.with_calls else [],
             shape(self.names, info.result),
         )
+        view.writes = sorted(writes)
+        return view
+
+    def _checks_rows(self, write: str, checked: dict[str, frozenset[str] | None]) -> bool:
+        """Whether a rule of a row can break by this write (an effect's name): rows of a
+        table with rules inserted or deleted, a field a rule of its table reads changed. An
+        action none of whose writes can skips the touched rows' rules (as the env invariants
+        its writes cannot change are skipped)."""
+        table, _, path = write.partition(".")
+        if table not in checked:  # a scalar state field
+            return False
+        fields = checked[table]
+        if fields is None or not path:
+            return fields is None or bool(fields)
+        info = self.checked.state[table].type
+        assert isinstance(info, t.TableType)
+        attr = self.names.fields.get((info.entity, path.split(".", 1)[0]))
+        return attr is None or attr in fields
 
     def json_arguments(self, info: CallableInfo) -> list[str]:
         """The body of a tool's `_json_<tool>(cls, values)`: a typed call's Python values (by

@@ -12,7 +12,7 @@ from envdsl.semantics.model import CheckedSpec
 # Class attributes the generated environment class defines in its body, before the methods:
 # a type named so would be read instead of the class in `TABLES` (`NAME.active`).
 _CLASS_BODY = {"NAME", "DESCRIPTION", "TABLES", "SCALARS", "TOOLS", "TASKS", "ROW_INVARIANTS",
-               "ENV_INVARIANTS", "SITES"}  # fmt: skip
+               "ENV_INVARIANTS", "SITES", "TABLE_ATTRIBUTES"}  # fmt: skip
 
 
 @functools.cache
@@ -99,6 +99,10 @@ class Names:
 
     def field(self, record: str, field: str) -> str:
         return self.fields[(record, field)]
+
+    def factory(self, record: str) -> str:
+        """The module function that makes a record by keyword (Lowerer.factory_lines)."""
+        return f"_new_{self.type_name(record)}"
 
     def tag(self, variant: str) -> str:
         """The class attribute holding a variant case's name (its JSON tag)."""

@@ -9,6 +9,8 @@ from the RecordView the template renders (its FieldViews and their ShapeViews).
 
 from __future__ import annotations
 
+from typing import Callable
+
 from envdsl.codegen import shapes
 from envdsl.codegen.views import FieldView, RecordView
 
@@ -20,18 +22,22 @@ def to_json_body(record: RecordView) -> list[str]:
     return [f"return {record_display(record, 'value')}"]
 
 
-def record_display(record: RecordView, value: str) -> str:
+def record_display(
+    record: RecordView, value: str, datetime_text: Callable[[str], str] | None = None
+) -> str:
     """The dict display that serializes the record named `value` (source text): plain values
     (and refs to plain keys) read as they are, enums by `._value_` (`.value` is a property,
-    slower), datetimes by format_datetime, lists of plain values by `list`, an optional one of
-    these with its None passed on; anything else by its field's spec."""
+    slower), datetimes by format_datetime (or `datetime_text` of the read), lists of plain
+    values by `list`, an optional one of these with its None passed on; anything else by its
+    field's spec."""
     members = []
     for field in _by_name(record):
-        members.append(f"{field.json_name!r}: {_member(field, f'{value}.{field.attr}')}")
+        member = _member(field, f"{value}.{field.attr}", datetime_text)
+        members.append(f"{field.json_name!r}: {member}")
     return f"{{{', '.join(members)}}}"
 
 
-def _member(field: FieldView, read: str) -> str:
+def _member(field: FieldView, read: str, datetime_text: Callable[[str], str] | None = None) -> str:
     shape = field.shape
     assert shape is not None
     if shape.kind in shapes.PLAIN:
@@ -39,7 +45,7 @@ def _member(field: FieldView, read: str) -> str:
     if shape.kind == "enum":
         shown = f"{read}._value_"
     elif shape.kind == "datetime":
-        shown = f"_format_datetime({read})"
+        shown = f"_format_datetime({read})" if datetime_text is None else datetime_text(read)
     elif _plain_list(field):
         shown = f"list({read})"
     else:

@@ -101,9 +101,15 @@ class BodyTranslator(Translator):
         site = self.site("require", stmt.cond)
         return self.flush(level) + [
             f"{pad}if not {cond}:",
-            f"{pad}{INDENT}raise rt.Fail({message}, site={site}){self.where(stmt.span)}",
-            f"{pad}self._hit({site})",
+            f"{pad}{INDENT}raise rt.Fail({message}, {site}){self.where(stmt.span)}",
+            *self.hit(site, level),
         ]
+
+    def hit(self, site: int, level: int) -> list[str]:
+        """The site passed: counted by `_hit` while exploring, tested inline otherwise (a
+        method call on every `require` of every call, for a count almost nobody keeps)."""
+        pad = INDENT * level
+        return [f"{pad}if self.coverage is not None:", f"{pad}{INDENT}self._hit({site})"]
 
     def visit_Fail(self, stmt: ast.Fail, scope: CgScope, level: int) -> list[str]:
         message = self.expr(stmt.message, scope)
@@ -183,8 +189,8 @@ class BodyTranslator(Translator):
             lines += [
                 f"{pad}{py} = {code}",
                 f"{pad}if {py} is None:",
-                f"{pad}{INDENT}raise rt.Fail({message}, site={site}){self.where(stmt.span)}",
-                f"{pad}self._hit({site})",
+                f"{pad}{INDENT}raise rt.Fail({message}, {site}){self.where(stmt.span)}",
+                *self.hit(site, level),
             ]
             return lines
         code = self.coerce(code, value_type, local_type)
@@ -295,8 +301,8 @@ class BodyTranslator(Translator):
         values are immutable (str, numbers, bools, enums, dates, refs), with what `_set` works
         out per call known here: no owned copy to make, the key's attribute, whether the value
         needs `store`'s check (strings and numbers) and the table's indexes (unique and ref
-        fields). The journal, the originals for the end-of-call check and the indexes are
-        still the runtime's (`_journal_field`, `_reindex`)."""
+        fields); `_journal_field` written out. The indexes are still the runtime's
+        (`_reindex`)."""
         methods = []
         for (entity, attr), name in self.writers.items():
             record = self.checked.records[entity]
@@ -311,9 +317,21 @@ class BodyTranslator(Translator):
                 "if old == value and type(old) is type(value):",
                 f"{INDENT}return  # assigning the current value is not a change",
             ]
-            if _stored_with_check(field.type):
-                body.append("rt.store(value)")
-            body.append(f"self._journal_field({table!r}, row.{key}, row, {attr!r}, old)")
+            body += _store_check(field.type)
+            # Environment._journal_field, inline: the undo entry, and the field's value
+            # before the call for the end-of-call check
+            body += [
+                f"key = row.{key}",
+                "journal = self._journal",
+                "if journal is not None:  # None while building an initial state",
+                f"{INDENT}journal.append(('field', {table!r}, key, row, {attr!r}, old))",
+                "touched = self._touched",
+                f"originals = touched.get(({table!r}, key))",
+                "if originals is None:",
+                f"{INDENT}touched[({table!r}, key)] = {{{attr!r}: old}}",
+                "elif originals is not _INSERTED:",
+                f"{INDENT}originals.setdefault({attr!r}, old)",
+            ]
             if self._indexed(record, field.name):
                 body.append(f"self._reindex({table!r}, row, {attr!r}, old, value)")
             body.append(f"row.{attr} = value")
@@ -336,6 +354,21 @@ def _plain_valued(value: t.Type) -> bool:
     if isinstance(value, (t.EnumType, t.RefType)):
         return True
     return value in (t.INT, t.FLOAT, t.BOOL, t.STR, t.DATE, t.DATETIME, t.DURATION)
+
+
+def _store_check(value: t.Type) -> list[str]:
+    """`rt.store(value)` where `limits.store` checks this type's values, behind the test of
+    its own fast case where it has one (an int in range, a short string: nothing to do)."""
+    if not _stored_with_check(value):
+        return []
+    plain = t.strip_optional(value)
+    if plain == t.INT:
+        skip = "type(value) is int and _MIN_INT <= value <= _MAX_INT"
+    elif plain == t.STR:
+        skip = "type(value) is str and len(value) <= 64"
+    else:
+        return ["rt.store(value)"]
+    return [f"if not ({skip}):", f"{INDENT}rt.store(value)"]
 
 
 def _stored_with_check(value: t.Type) -> bool:

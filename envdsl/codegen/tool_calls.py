@@ -11,13 +11,13 @@ touched rows' rules only when a touched row changed a field some rule reads; its
 invariants and per-row env invariants inline), its result's serializer and size check inlined
 for a record result, and its name as a constant.
 
-It is the same transaction, statement for statement: the method returns exactly what
-`_invoke` returns for the same arguments, leaves the same state, trace, journal history,
-`_last_result`, `last_failure` and `last_exception`, and fails through the same
-`Environment._failed`; `_invoke` stays as the reference (tests/test_fast_paths.py compares
-them on random call sequences of every example). It returns None, before anything runs, for
-arguments it does not read (an unknown or missing one): the caller then takes the generic
-parser, whose BadValue says which; a bad argument value raises the same BadValue as the
+It is the same transaction, statement for statement: the method returns exactly what `_invoke`
+returns for the same arguments, leaves the same state, trace, journal history, `_last_result`,
+`last_failure` and `last_exception`, and fails as `Environment._failed` does (its Fail case
+written out, the others through it); `_invoke` stays as the reference (tests/test_fast_paths.py
+compares them on random call sequences of every example). It returns None, before anything
+runs, for arguments it does not read (an unknown or missing one): the caller then takes the
+generic parser, whose BadValue says which; a bad argument value raises the same BadValue as the
 generic parser (whatever an inline test does not take goes through the spec's from_json, with
 the param's name as the path, params in the same order).
 
@@ -85,7 +85,7 @@ class _ToolCall:
     def lines(self) -> list[str]:
         tool = self.tool
         lines = [
-            f"if not given.keys() <= {tool.arguments_constant}:" if tool.params else "if given:",
+            f"if not {tool.arguments_constant}.issuperset(given):" if tool.params else "if given:",
             "    return None  # an unknown argument: the generic parser says which",
         ]
         traced = []
@@ -98,7 +98,7 @@ class _ToolCall:
             "self._journal = journal",
             "self._steps = 0",
             "self._last_result = None",
-            "budget = _budget",
+            "budget = _per_thread.budget  # this thread's (limits.per_thread)",
             "budget.left = self.size_budget",
             "data: Any",
             "try:",
@@ -108,7 +108,13 @@ class _ToolCall:
             "        self._world.record(journal)",
             f"    self.trace.append(rt.TraceEntry({tool.name!r}, arguments, True))",
             '    return {"success": True, "data": data}',
-            "except Exception as error:  # what each kind of failure gives: Environment._failed",
+            "except rt.Fail as error:  # Environment._failed's first case, written out",
+            "    if journal:  # (what _rollback would undo)",
+            "        self._rollback()",
+            "    error.__traceback__ = None  # (see _failed)",
+            "    self.last_failure = error",
+            '    outcome: rt.Result = {"success": False, "error": error.message}',
+            "except Exception as error:  # what each other kind of failure gives: _failed",
             "    outcome = self._failed(error)",
             "finally:",
             "    budget.left = None",
@@ -174,11 +180,17 @@ class _ToolCall:
         elif kind == "bool":
             test = f"type({raw}) is bool"
         elif kind == "enum":
+            # a string that is no member's value is EnumSpec.from_json's mismatch, raised here
             member = self.space.claim(f"member_{param.attr}")
+            where = self.writer.where(param.line)
             read = [
                 f"{member} = {spec}.by_value.get({raw}) if type({raw}) is str else None",
-                f"{value} = {member} if {member} is not None else {spec}.from_json({raw}, "
-                f"{param.name!r}){self.writer.where(param.line)}",
+                f"if {member} is not None:",
+                f"    {value} = {member}",
+                f"elif type({raw}) is str:",
+                f"    raise {spec}.mismatch({raw}, {param.name!r}){where}",
+                "else:",
+                f"    {generic}",
             ]
             return [(None, read)]
         elif kind == "datetime":
@@ -242,7 +254,7 @@ class _ToolCall:
             return [*lines, "data = result"]
         record = self.writer.records.get(shape.record) if shape.kind == "record" else None
         if record is not None and not shape.optional:
-            display = record_display(record, "result")
+            display = record_display(record, "result", self.datetime_text)
             lines.append(f"data = {display} if result is not None else None")
             checks = check_lines(record)
             if checks is not None:
@@ -260,6 +272,19 @@ class _ToolCall:
             "        raise rt.Fail(problem)",
         ]
 
+    def datetime_text(self, read: str) -> str:
+        """A datetime of the result as text: where it is the very datetime an argument was
+        read into from its canonical text (a row made from the arguments, returned), that
+        text; otherwise format_datetime's (which hashes a datetime it has not seen, a third
+        of a microsecond for an aware one, and formats it, twice that)."""
+        shown = f"_format_datetime({read})"
+        for index in reversed(range(len(self.tool.params))):
+            shape = self.tool.params[index].shape
+            if shape is not None and shape.kind == "datetime":
+                value, raw, canonical = self.values[index], self.raws[index], self.canonical(index)
+                shown = f"{raw} if {read} is {value} and {canonical} else {shown}"
+        return shown if shown.startswith("_format_datetime(") else f"({shown})"
+
     def end_of_call_checks(self) -> list[str]:
         """Environment._verify for this tool, in its order: the touched rows' rules, the refs
         scalar state fields hold, the row invariants re-checked on every row, the env
@@ -267,7 +292,7 @@ class _ToolCall:
         tool = self.tool
         where = self.writer.where
         lines = []
-        if self.writer.verify_rows is not None:  # the touched rows' rules
+        if self.writer.verify_rows is not None and tool.checks_rows:  # the touched rows' rules
             lines += ["if self._touched:", f"    self.{self.writer.verify_rows}()"]
         if self.writer.scalar_refs:
             # a call that wrote and deleted nothing left every ref as it was
@@ -284,7 +309,7 @@ class _ToolCall:
             lines += [
                 f"table = self._tables[{table!r}]",
                 "for touched_table, key in self._touched:",
-                f"    row = table.get(key) if touched_table == {table!r} else None",
+                f"    row = table._rows.get(key) if touched_table == {table!r} else None",
                 f"    if row is not None and not self.{row_method}(row):",
                 f"        self._env_invariant_failed({method!r})"
                 + where(self.writer.invariant_lines.get(method)),
@@ -304,10 +329,13 @@ def check_lines(record: RecordView) -> list[str] | None:
     """limits.result_problem written out for a record result of plain fields (what most
     results are), to the same count: lines that read the dict `data` and raise the Fail
     `_invoke` raises where the result has a problem, or fall through when it has none (its
-    strings' lengths and its ints' ranges, read by name, against `size_budget`); None for
-    results that take the generic walk."""
-    total = [str(len(record.fields))]  # the count's terms; the strings always there inline
+    ints' ranges, its lists' lengths and their strings', its strings' lengths, read by name,
+    against `size_budget`); None for results that take the generic walk. No string is
+    longer than MAX_STR (limits.check_str, wherever one is made or stored), so the record's
+    own strings are counted only where as many of them at that length could take the total
+    over the budget (never, at the default budget, for fewer than ten)."""
     lines = []
+    texts: list[tuple[str, bool]] = []  # the string members: (name, optional)
     for field in record.fields:
         shape = field.shape
         assert shape is not None
@@ -315,12 +343,10 @@ def check_lines(record: RecordView) -> list[str] | None:
         element = shape.element if shape.kind in ("list", "set") else None
         if shape.kind in shapes.NUMBER:
             continue
-        if shape.kind in shapes.TEXT and not shape.optional:
-            total.append(f"len(data[{name}])")
-            continue
         if shape.kind in shapes.TEXT:
-            add = "total += len(v)"
-        elif shape.kind == "int":
+            texts.append((name, shape.optional))
+            continue
+        if shape.kind == "int":
             guard = "v is not None and " if shape.optional else ""
             lines += [
                 f"v = data[{name}]",
@@ -328,16 +354,26 @@ def check_lines(record: RecordView) -> list[str] | None:
                 "    raise rt.Fail(_INT_RESULT)",
             ]
             continue
-        elif element is not None and not element.optional and element.kind in shapes.NUMBER:
-            add = "total += len(v)"
-        elif element is not None and not element.optional and element.kind in shapes.TEXT:
-            add = "total += len(v) + sum(map(len, v))"
+        if element is None or element.optional:
+            return None
+        if element.kind in shapes.NUMBER:
+            add = ["total += len(v)"]
+        elif element.kind in shapes.TEXT:
+            add = ["total += len(v)", "if v:", "    total += sum(map(len, v))"]
         else:
             return None
         lines.append(f"v = data[{name}]")
-        lines += ["if v is not None:", f"    {add}"] if shape.optional else [add]
-    lines += ["if total > size_budget:", "    raise rt.Fail(_TOO_LARGE % total)"]
-    return [f"total = {' + '.join(total)}", *lines]
+        lines += ["if v is not None:", *_indent(add)] if shape.optional else add
+    too_large = ["if total > size_budget:", "    raise rt.Fail(_TOO_LARGE % total)"]
+    if texts:
+        plain = [f"len(data[{name}])" for name, optional in texts if not optional]
+        counted = [f"total += {' + '.join(plain)}"] if plain else []
+        for name, optional in texts:
+            if optional:
+                counted += [f"v = data[{name}]", "if v is not None:", "    total += len(v)"]
+        lines += [f"if total + {len(texts)} * _MAX_STR > size_budget:", *_indent(counted)]
+        too_large = _indent(too_large)
+    return [f"total = {len(record.fields)}", *lines, *too_large]
 
 
 def _chain(clauses: list[tuple[str | None, list[str]]]) -> list[str]:

@@ -512,7 +512,8 @@ class Translator(Visitor):
         return self.builtin(name, node, scope)
 
     def build_record(self, record: RecordInfo, node: ast.Call, scope: CgScope) -> str:
-        """`R(f=v, ...)`, or a variant case's `V.case(f=v, ...)`: the class with its fields."""
+        """`R(f=v, ...)`, or a variant case's `V.case(f=v, ...)`: the record's factory with its
+        fields (the class itself, called by keyword, costs twice as much)."""
         args = []
         for kwarg in node.kwargs:
             field_info = record.fields[kwarg.name.text]
@@ -520,7 +521,7 @@ class Translator(Visitor):
                 self.expr(kwarg.value, scope), self.type_of(kwarg.value), field_info.type
             )
             args.append(f"{self.names.field(record.name, kwarg.name.text)}={value}")
-        return f"{self.names.type_name(record.name)}({', '.join(args)})"
+        return f"{self.names.factory(record.name)}({', '.join(args)})"
 
     def builtin(self, name: str, node: ast.Call, scope: CgScope) -> str:
         """A call of a builtin function, in its table entry's form."""

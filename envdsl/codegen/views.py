@@ -48,9 +48,10 @@ class RecordView:
     fields: list[FieldView]
     spec: str
     base: str  # the base class ('' for none)
-    # the record's stored size (runtime/limits.py): a constant and the terms added to it
-    size_ones: int = 1
-    size_terms: list[str] = field(default_factory=list)
+    # the function making one by keyword (Names.factory; Lowerer.factory_lines): its lines
+    factory_lines: list[str] = field(default_factory=list)
+    # the body of the record's stored size (runtime/limits.py; Lowerer.size_lines)
+    size_lines: list[str] = field(default_factory=list)
     # its JSON writers (codegen/serializers.py): the functions' names and bodies
     to_json: str = ""
     to_json_body: list[str] = field(default_factory=list)
@@ -111,6 +112,10 @@ class ToolView:
     call_method: str = ""
     call_body: list[str] = field(default_factory=list)
     arguments_constant: str = ""  # the module constant holding its argument names
+    # what an action writes (the effects' names: tables, `table.field`, scalars; cascades
+    # included), and whether a touched row's rules can be broken by it (Lowerer.tool_calls)
+    writes: list[str] = field(default_factory=list)
+    checks_rows: bool = True
 
 
 @dataclass

@@ -7,7 +7,16 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from envdsl.runtime.limits import INT_RESULT, MAX_INT, MIN_INT, budget, charge, result_problem
+from envdsl.runtime.limits import (
+    INT_RESULT,
+    MAX_INT,
+    MAX_STR,
+    MIN_INT,
+    OVER_BUDGET,
+    charge,
+    per_thread,
+    result_problem,
+)
 from envdsl.runtime.places import own_row_fields
 from envdsl.runtime.row_rules import missing_parent, refused_transition, shared_unique
 from envdsl.runtime.specs import INSERTED
@@ -27,15 +36,17 @@ __all__ = [
     "UTC",
     "INT_RESULT",
     "MAX_INT",
+    "MAX_STR",
     "MIN_INT",
     "MISSING",
+    "OVER_BUDGET",
     "missing_parent",
     "TOO_LARGE",
-    "budget",
     "charge",
     "format_datetime",
     "fromisoformat",
     "own_row_fields",
+    "per_thread",
     "refused_transition",
     "result_problem",
     "shared_unique",

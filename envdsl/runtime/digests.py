@@ -21,6 +21,10 @@ if TYPE_CHECKING:
 
 Entry = tuple[Any, ...]
 _ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+# the journal entries (runtime/snapshots.py, undo_entry) that name a row, and those that name
+# the place of a collection changed by one element
+_ROW_ENTRIES = frozenset(("field", "insert", "delete"))
+_PLACE_ENTRIES = frozenset(("grow", "discard", "unput", "reput"))
 
 
 class StateDigests:
@@ -36,14 +40,25 @@ class StateDigests:
 
     # ---- what changed ------------------------------------------------------------------------
     def note(self, tables: dict[str, Table[Any]], entries: Iterable[Entry]) -> None:
-        """Mark what these journal entries wrote as stale."""
+        """Mark what these journal entries wrote as stale (after every call that wrote: a
+        row's entry is `row_changed` written out)."""
+        digested = self.rows
         for entry in entries:
             kind = entry[0]
-            if kind in ("field", "insert", "delete"):
-                self.row_changed(entry[1], entry[2])
+            if kind in _ROW_ENTRIES:
+                table = entry[1]
+                self.tables.pop(table, None)
+                if table in digested:
+                    dirty = self.dirty_rows.get(table)
+                    if dirty is None:
+                        self.dirty_rows[table] = {entry[2]}
+                    else:
+                        dirty.add(entry[2])
+            elif kind == "counter":
+                continue  # an auto key's counter is no part of the state
             elif kind == "scalar":
                 self.scalar_changed(entry[1])
-            elif kind in ("grow", "discard", "unput", "reput"):
+            elif kind in _PLACE_ENTRIES:
                 place = entry[1]
                 if place.table is None:
                     self.scalar_changed(place.attr)

@@ -90,6 +90,9 @@ class Environment:
     # fields tools keep current whatever else they do (`updated_at = now`, `version += 1`),
     # table -> fields ("" -> scalar fields): see envdsl/semantics/stamps.py and runtime/frame.py
     STAMPS: ClassVar[dict[str, frozenset[str]]] = {}
+    # table -> the instance attribute the generated class reads it by (`t_users`): set with
+    # every world entered, a dict lookup where a property would be a call on every lookup
+    TABLE_ATTRIBUTES: ClassVar[dict[str, str]] = {}
     # made from the tables above on first use, per class (see _row_specs)
     _ROW_SPECS: ClassVar[dict[str, RecordSpec]]
     _SCALAR_SPECS: ClassVar[dict[str, TypeSpec]]
@@ -166,10 +169,13 @@ class Environment:
             self.set_scalar_initial(name, spec.default() if spec.default is not None else None)
 
     def _enter(self, world: World) -> None:
+        """Work on this world from now on (the only place the tables are set)."""
         self._world = world
         self._tables = world.tables
         self._scalars = world.scalars
         self.trace = world.trace
+        for name, attribute in self.TABLE_ATTRIBUTES.items():
+            setattr(self, attribute, world.tables[name])
 
     def reset(self, task: str | None = None, state: Mapping[str, Any] | str | None = None) -> None:
         """Load a task's initial state, or a JSON state (dict or JSON text), or an empty one."""
@@ -544,10 +550,25 @@ class Environment:
                 return outcome
             read = self._read_generically(plan, parsed)
         except BadValue as error:
-            return self._rejected(
-                name, _traced_arguments(plan.tool, parsed, error), _argument_error(error)
-            )
+            return self._bad_arguments(plan.tool, parsed, error)
         return self._invoke(plan, *read)
+
+    def _bad_arguments(self, tool: ToolSpec, given: dict[str, Any], error: BadValue) -> Result:
+        """`_rejected` of a call whose arguments did not read, with _argument_error's message
+        and what _traced_arguments keeps (written out: a call each, on every rejected call;
+        arguments of strings, nulls and bools, the common case, are kept as they are)."""
+        kept = given
+        for value in given.values():
+            kind = type(value)
+            if not (kind is str and value.isascii() or value is None or kind is bool):
+                kept = _traced_arguments(tool, given, error)
+                break
+        else:
+            if not error.path:  # unexpected or missing arguments: only the tool's are kept
+                kept = _traced_arguments(tool, given, error)
+        message = f"invalid argument {error.path}: {error.message}" if error.path else error.message
+        self.trace.append(TraceEntry(tool.name, dict(kept), False, message))
+        return {"success": False, "error": message}
 
     def _read_generically(
         self, plan: ToolPlan, given: dict[str, Any]
@@ -624,7 +645,7 @@ class Environment:
         self._steps = 0
         self._last_result: Any = None
         outcome: Result
-        budget = limits.budget  # per thread; calls do not nest (solution steps run one by one)
+        budget = limits.per_thread.budget  # calls do not nest (solution steps run one by one)
         budget.left = self.size_budget
         try:
             if plan.positional:
@@ -913,9 +934,18 @@ class Environment:
         self._touched.pop((table_name, key), None)
 
     def _rollback(self) -> None:
-        journal = self._journal or []
-        for entry in reversed(journal):
-            undo_entry(self._tables, self._scalars, entry)
+        """Undo the call's journal, the newest entry first (snapshots.undo_entry; a field's
+        write, most of what calls write, without its call)."""
+        tables = self._tables
+        for entry in reversed(self._journal or []):
+            if entry[0] == "field":
+                _, table_name, key, row, field_name, old = entry
+                table = tables[table_name]
+                if field_name in table.indexed and table.get(key) is row:
+                    table.reindex_field(key, row, field_name, getattr(row, field_name), old)
+                setattr(row, field_name, old)
+            else:
+                undo_entry(tables, self._scalars, entry)
         self._journal = []
 
     # ---- integrity at the end of an action --------------------------------------------------

@@ -10,7 +10,11 @@ class Fail(Exception):
     illegal transition, a dangling ref, a uniqueness clash or an exhausted step budget.
     """
 
-    def __init__(self, message: str, *, site: int | None = None, rule: str | None = None) -> None:
+    # slots: no instance dict to make for the three (every failed call makes one); `site` may
+    # be passed by position (generated `require`s do: the keyword costs a dict per call)
+    __slots__ = ("message", "site", "rule")
+
+    def __init__(self, message: str, site: int | None = None, *, rule: str | None = None) -> None:
         self.args = (message,)  # what Exception.__init__ sets, without the call (every failure)
         self.message = message
         # where it came from: a `require`/`let ... else` (site: an index into the generated
@@ -32,8 +36,11 @@ def _rebuilt_fail(message: str, site: int | None, rule: str | None) -> Fail:
 class BadValue(Exception):
     """A JSON value that does not fit its declared type (arguments, states, init files)."""
 
+    __slots__ = ("path", "message")  # no instance dict to make (every rejected argument)
+
     def __init__(self, path: str, message: str) -> None:
-        super().__init__(f"{path}: {message}" if path else message)
+        # what Exception.__init__ sets, without the call (every rejected argument)
+        self.args = (f"{path}: {message}" if path else message,)
         self.path = path
         self.message = message
 

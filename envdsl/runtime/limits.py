@@ -37,21 +37,39 @@ MAX_NAME = 60  # characters of an unknown name echoed in an error
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
-class _Budget(threading.local):
-    left: int | None = None  # None: not inside a call
+class Budget:
+    """One thread's size budget: what is left of the running call's, None outside a call."""
+
+    __slots__ = ("left",)
+
+    def __init__(self) -> None:
+        self.left: int | None = None
 
 
-budget = _Budget()
+class _PerThread(threading.local):
+    """Each thread's own Budget (made on the thread's first read). Reaching a thread-local's
+    attribute costs as much as a small function call, so a call reads its Budget once and
+    sets and clears `left` on that plain object."""
+
+    def __init__(self) -> None:
+        self.budget = Budget()
+
+
+per_thread = _PerThread()
+
+
+OVER_BUDGET = "the call exceeded its size budget (values built or stored are too large)"
 
 
 def charge(size: int) -> None:
     """Count `size` characters or elements against the running call's size budget."""
+    budget = per_thread.budget
     left = budget.left
     if left is not None:
         left -= size
         budget.left = left
         if left < 0:
-            raise Fail("the call exceeded its size budget (values built or stored are too large)")
+            raise Fail(OVER_BUDGET)
 
 
 def check_int(value: int) -> int:

@@ -198,16 +198,18 @@ def enum_values(site: MethodSite) -> str:
 
 
 def table_key_method(kind: str) -> MethodForm:
-    """`t.get(k)`, `k in t`, `t.delete(k)`: the key given as a row is given as its key."""
+    """`t.get(k)`, `k in t`, `t.delete(k)`: the key given as a row is given as its key. A
+    lookup reads the table's dict (`_rows`): Table.get and `in` are a Python call each, on
+    most calls of most tools."""
 
     def form(site: MethodSite) -> str:
         assert isinstance(site.receiver_type, t.TableType)
         entity = site.receiver_type.entity
         key = site.coerce(site.args[0], site.arg_type(0), t.RefType(entity))
         if kind == "get":
-            return f"{site.receiver}.get({key})"
+            return f"{site.receiver}._rows.get({key})"
         if kind == "contains":
-            return f"({key} in {site.receiver})"
+            return f"({key} in {site.receiver}._rows)"
         return f"self._delete({site.table_name(entity)!r}, {key})"
 
     return form

@@ -24,11 +24,13 @@ from envdsl.util.resources import grammar_path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-# strings first (so their words are skipped), then comments, then words
+# strings first (so their words are skipped), then comments, numbers (`1e308` holds no name
+# `e308`), then words
 LEXEME = re.compile(
     r'(?P<long>f?"""(?:[^"\\]|\\.|"(?!""))*""")'
     r'|(?P<str>f?"(?:[^"\\\n]|\\.)*")'
     r"|(?P<comment>#[^\n]*)"
+    r"|(?P<number>[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][+-]?[0-9_]+)?)"
     r"|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
 )
 ADVERSARIAL = [

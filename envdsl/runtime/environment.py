@@ -18,7 +18,7 @@ from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapp
 from envdsl.runtime import limits
 from envdsl.runtime.callplans import ToolPlan
 from envdsl.runtime.errors import BadValue, Fail
-from envdsl.runtime.limits import clip, json_problem, store
+from envdsl.runtime.limits import STATE_CHECK_STEPS_PER_ROW, clip, json_problem, store
 from envdsl.runtime.loading import load_plainly
 from envdsl.runtime.places import (
     IMMUTABLE_TYPES,
@@ -63,10 +63,6 @@ from envdsl.runtime.values import (
 
 T = TypeVar("T")
 DEFAULT_STEP_BUDGET = 100_000
-# Checking a whole state (reset, a task's init) is no tool call: its rules may take this many
-# steps per row of the state on top of the step budget, so that a valid state with more rows
-# than the budget loads, and a rule that loops over a table for every row still stops
-STATE_CHECK_STEPS_PER_ROW = 100
 
 
 class InvalidState(Exception):
@@ -97,6 +93,7 @@ class Environment:
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
     _MUTABLE: ClassVar[dict[str, tuple[str, ...]]]
     _REF_SCALARS: ClassVar[tuple[tuple[str, TypeSpec], ...]]  # per class: see _ref_scalars
+    _INCOMING: ClassVar[dict[str, list[RefField]]]  # per class: see _incoming_refs
     _REFERENCES: ClassVar[dict[str, TaskReference]]  # per class: see task_reference
     # calls run through each tool's whole-call method, which the compiler writes into the
     # generated class (ToolSpec.call, envdsl/codegen/tool_calls.py) from the first call on;
@@ -124,10 +121,7 @@ class Environment:
         self._saved: set[tuple[int, str]] = set()
         # places whose list the call has only appended to: journaled as their old length
         self._grown: set[tuple[int, str]] = set()
-        self._incoming: dict[str, list[RefField]] = {name: [] for name in self.TABLES}
-        for spec in self.TABLES.values():
-            for ref in spec.schema.refs:
-                self._incoming[ref.parent_table].append(ref)
+        self._incoming = self._incoming_refs()
         self.trace: list[TraceEntry] = []
         self.task: str | None = None
         self.last_exception: BaseException | None = None
@@ -326,7 +320,9 @@ class Environment:
         self._world.digests.table_changed(name)
 
     def set_scalar_initial(self, name: str, value: Any) -> None:
-        self._scalars[name] = owned_copy(value, Place(None, None, name))
+        if type(value) not in IMMUTABLE_TYPES:  # (owned_copy keeps these as they are)
+            value = owned_copy(value, Place(None, None, name))
+        self._scalars[name] = value
         self._world.digests.scalar_changed(name)
 
     def _check_whole_state(self) -> None:
@@ -946,6 +942,19 @@ class Environment:
                         f"{where}: {table.schema.entity} {key!r} does not exist",
                         rule=f"ref: {name}",
                     )
+
+    @classmethod
+    def _incoming_refs(cls) -> dict[str, list[RefField]]:
+        """table -> the refs of other tables (and its own) pointing at it; made once per class
+        (every environment made reads the same, and none changes it)."""
+        found: dict[str, list[RefField]] | None = cls.__dict__.get("_INCOMING")
+        if found is None:
+            found = {name: [] for name in cls.TABLES}
+            for spec in cls.TABLES.values():
+                for ref in spec.schema.refs:
+                    found[ref.parent_table].append(ref)
+            cls._INCOMING = found
+        return found
 
     @classmethod
     def _ref_scalars(cls) -> tuple[tuple[str, TypeSpec], ...]:

@@ -36,6 +36,13 @@ class TableSchema:
     # `immutable` fields whose values can be changed in place (lists, maps, sets, records): the
     # checker rejects writes on a path to them, the runtime those through a fn's parameter
     immutable: frozenset[str] = frozenset()
+    # the fields some index reads (a change of any other field moves nothing): made once per
+    # schema, not per Table, since every reset makes each table afresh
+    indexed: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        indexed = frozenset(f for fields in self.uniques for f in fields)
+        object.__setattr__(self, "indexed", indexed | {ref.field for ref in self.refs})
 
 
 class Table(Generic[R]):
@@ -51,18 +58,17 @@ class Table(Generic[R]):
         # share, and duplicates inside a call until the end-of-call check rejects them): a
         # set per row was most of what the index cost to build and to hold. Read through
         # `sharing` and `shared_values`.
-        self.unique_index: dict[tuple[str, ...], dict[tuple[Any, ...], Any]] = {
-            fields: {} for fields in schema.uniques
-        }
+        self.unique_index: dict[tuple[str, ...], dict[tuple[Any, ...], Any]] = (
+            {fields: {} for fields in schema.uniques} if schema.uniques else {}
+        )
         # ref field name -> parent key -> the key of its one child row, or a set of the keys
         # where several rows point at it (for delete restrict/cascade/none): held as the unique
         # index holds its values, since a set per parent was most of what the index cost to
         # build at a load (4 of 8 ms of a 10,000-row table's fill). Read through `children`.
-        self.ref_index: dict[str, dict[Key, Any]] = {ref.field: {} for ref in schema.refs}
-        # the fields some index reads: a change of any other field moves nothing
-        self.indexed = frozenset(f for fields in schema.uniques for f in fields) | frozenset(
-            ref.field for ref in schema.refs
+        self.ref_index: dict[str, dict[Key, Any]] = (
+            {ref.field: {} for ref in schema.refs} if schema.refs else {}
         )
+        self.indexed = schema.indexed
 
     # ---- reading -------------------------------------------------------------------------
     def get(self, key: Key) -> R | None:

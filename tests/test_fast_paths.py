@@ -1480,3 +1480,41 @@ def test_the_runtime_builds_no_code() -> None:
         and node.func.id in ("exec", "eval", "compile")
     ]
     assert calls == []
+
+
+def _highest_auto_number_reference(prefix: str, keys: list[Any]) -> int:
+    """highest_auto_number as it was written first: one key at a time."""
+    start = prefix + "-"
+    tails = [key[len(start) :] for key in keys if isinstance(key, str) and key.startswith(start)]
+    return max([int(tail) for tail in tails if tail.isdigit()], default=0)
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.from_regex(r"\A(LOG|LO|X)?-?[0-9]{0,6}\Z"),
+            st.from_regex(r"\ALOG-[0-9]{1,4}(\n|x|\u0663|)[0-9]{0,3}\Z"),
+            st.integers(0, 99),
+            st.text(max_size=8),
+        ),
+        max_size=30,
+    )
+)
+def test_the_auto_counter_after_a_load_is_the_largest_number_one_key_at_a_time(
+    keys: list[Any],
+) -> None:
+    """Table.fill's auto counter (the regex pass over the keys as lines, the one-width
+    shortcut) is what reading each key with int() gives, for any keys: other prefixes, line
+    breaks, non-ASCII digits, ints, leading zeros."""
+    from envdsl.runtime.table import highest_auto_number
+
+    try:
+        expected: int | str = _highest_auto_number_reference("LOG", keys)
+    except ValueError:
+        expected = "ValueError"
+    try:
+        got: int | str = highest_auto_number("LOG", keys)
+    except ValueError:
+        got = "ValueError"
+    assert got == expected

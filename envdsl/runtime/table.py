@@ -6,9 +6,11 @@ that a failed call can be undone in time proportional to what it changed, not to
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from operator import attrgetter
-from typing import AbstractSet, Any, Generic, Iterable, Iterator, TypeVar
+from typing import AbstractSet, Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 R = TypeVar("R")
 Key = Any
@@ -273,9 +275,30 @@ def highest_auto_number(prefix: str, keys: Iterable[Key]) -> int:
     where a table's auto counter starts after rows are loaded, so that the first insert does
     not probe every loaded key. Raises ValueError for a key with digits int() does not read."""
     start = prefix + "-"
+    keys = keys if type(keys) is list else list(keys)
+    if set(map(type, keys)) <= _STR_ONLY:
+        # the common case in C loops, a third of a 100-row table's fill where the keys are
+        # ASCII without a line break: one regex pass over the keys as lines (on ASCII, [0-9]
+        # is what isdigit takes), and where the numbers have one width, the largest in text
+        # order is the largest
+        text = "\n".join(keys)
+        if text.isascii() and text.count("\n") == len(keys) - 1:
+            numbers = _numbered(start)(text)
+            if len(set(map(len, numbers))) == 1:
+                return int(max(numbers))
+            return max(map(int, numbers), default=0)
     cut = len(start)
     tails = [key[cut:] for key in keys if isinstance(key, str) and key.startswith(start)]
     return max([int(tail) for tail in tails if tail.isdigit()], default=0)
+
+
+_STR_ONLY = {str}
+
+
+@lru_cache(maxsize=64)
+def _numbered(start: str) -> Callable[[str], list[str]]:
+    """The numbers of the lines `<start><digits>` of a text, as strings."""
+    return re.compile("^" + re.escape(start) + "([0-9]+)$", re.MULTILINE).findall
 
 
 def _grouped(values: Iterable[Any], keys: list[Key]) -> dict[Any, set[Key]]:

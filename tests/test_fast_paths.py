@@ -1489,7 +1489,7 @@ def _highest_auto_number_reference(prefix: str, keys: list[Any]) -> int:
     return max([int(tail) for tail in tails if tail.isdigit()], default=0)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     st.lists(
         st.one_of(

@@ -1518,3 +1518,39 @@ def test_the_auto_counter_after_a_load_is_the_largest_number_one_key_at_a_time(
     except ValueError:
         got = "ValueError"
     assert got == expected
+
+
+def test_a_first_reset_keeps_the_untouched_world_and_clears_any_other() -> None:
+    """A new environment's first reset loads into the world __init__ made, and only when
+    nothing touched it: a row, a scalar, a call or a snapshot since sends it to a new world,
+    as every reset did."""
+    env_class = envdsl.load(next(p for p in EXAMPLES if p.stem == "sleep_tracking"))
+    now = "2024-05-22T08:00:00Z"
+    user = {"user_id": "U1", "name": "Ana", "email": "ana@x.org"}
+    state = {"users": [user], "now": now}
+    fresh = env_class()
+    world = fresh._world
+    fresh.reset(state=state)
+    assert fresh._world is world and fresh.state_json()["users"] == {
+        "U1": {**user, "status": "active", "nickname": None, "tags": []}
+    }
+
+    def touched_by(touch: Any) -> Any:
+        env = env_class()
+        world = env._world
+        touch(env)
+        env.reset(state={"now": now})
+        assert env._world is not world
+        return env
+
+    row = env_class.TABLES["users"].row.from_json(user, "")
+    env = touched_by(lambda env: env.load_rows("users", [row]))
+    assert env.state_json()["users"] == {}
+    env = touched_by(lambda env: env.set_scalar_initial("now", dt.datetime(2020, 1, 1)))
+    assert env.state_json()["now"] == now
+    env = touched_by(lambda env: env.call("get_user", {"user_id": "U1"}))
+    assert env.trace == []
+    snapshots: list[Any] = []
+    env = touched_by(lambda env: snapshots.append(env.snapshot()))
+    env.restore(snapshots[0])
+    assert env.state_json()["now"] is None

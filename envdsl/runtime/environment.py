@@ -12,6 +12,7 @@ import contextlib
 import dataclasses
 import difflib
 import json
+import operator
 from enum import Enum
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
@@ -139,6 +140,7 @@ class Environment:
         # see _remember_start
         self._task_starts: dict[tuple[str | None, str | None], Snapshot] = {}
         self._world: World
+        self._blank: tuple[World, tuple[Any, ...]]  # see _cleared
         self._tables: dict[str, Table[Any]]
         self._scalars: dict[str, Any]
         self._clear()  # enters the first world
@@ -155,9 +157,25 @@ class Environment:
     def _clear(self) -> None:
         """A new, empty world: snapshots of the old one keep it (it is no longer changed)."""
         tables: dict[str, Table[Any]] = {n: Table(s.schema) for n, s in self.TABLES.items()}
-        self._enter(World(tables, {}, [], self._owner))
+        world = World(tables, {}, [], self._owner)
+        self._enter(world)
         for name, spec in self.SCALARS.items():
             self.set_scalar_initial(name, spec.default() if spec.default is not None else None)
+        self._blank = (world, tuple(world.scalars.values()))
+
+    def _cleared(self) -> None:
+        """_clear, unless the world is the one _clear made last and nothing has touched it (no
+        call, snapshot, row or scalar since): a new environment's first reset, whose world
+        was made by __init__ (a second one was a tenth of a cold reset of 100 rows)."""
+        world, scalars = self._blank
+        if (
+            world is not self._world
+            or world.watched
+            or world.trace
+            or any(map(len, world.tables.values()))
+            or not all(map(operator.is_, world.scalars.values(), scalars))
+        ):
+            self._clear()
 
     def _enter(self, world: World) -> None:
         self._world = world
@@ -176,7 +194,7 @@ class Environment:
             self.task = task
             self._task_starts[start_key] = start  # the latest last
             return
-        self._clear()
+        self._cleared()
         self.task = task
         if task is not None:
             if spec is None:

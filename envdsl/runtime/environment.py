@@ -140,7 +140,7 @@ class Environment:
         # see _remember_start
         self._task_starts: dict[tuple[str | None, str | None], Snapshot] = {}
         self._world: World
-        self._blank: tuple[World, tuple[Any, ...]]  # see _cleared
+        self._blank: tuple[World, tuple[Any, ...]] | None  # see _cleared
         self._tables: dict[str, Table[Any]]
         self._scalars: dict[str, Any]
         self._clear()  # enters the first world
@@ -167,6 +167,9 @@ class Environment:
         """_clear, unless the world is the one _clear made last and nothing has touched it (no
         call, snapshot, row or scalar since): a new environment's first reset, whose world
         was made by __init__ (a second one was a tenth of a cold reset of 100 rows)."""
+        if self._blank is None:
+            self._clear()
+            return
         world, scalars = self._blank
         if (
             world is not self._world
@@ -178,6 +181,7 @@ class Environment:
             self._clear()
 
     def _enter(self, world: World) -> None:
+        self._blank = None  # (set again by _clear; never holds a world no longer entered)
         self._world = world
         self._tables = world.tables
         self._scalars = world.scalars

@@ -1480,3 +1480,77 @@ def test_the_runtime_builds_no_code() -> None:
         and node.func.id in ("exec", "eval", "compile")
     ]
     assert calls == []
+
+
+def _highest_auto_number_reference(prefix: str, keys: list[Any]) -> int:
+    """highest_auto_number as it was written first: one key at a time."""
+    start = prefix + "-"
+    tails = [key[len(start) :] for key in keys if isinstance(key, str) and key.startswith(start)]
+    return max([int(tail) for tail in tails if tail.isdigit()], default=0)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(
+        st.one_of(
+            st.from_regex(r"\A(LOG|LO|X)?-?[0-9]{0,6}\Z"),
+            st.from_regex(r"\ALOG-[0-9]{1,4}(\n|x|\u0663|)[0-9]{0,3}\Z"),
+            st.integers(0, 99),
+            st.text(max_size=8),
+        ),
+        max_size=30,
+    )
+)
+def test_the_auto_counter_after_a_load_is_the_largest_number_one_key_at_a_time(
+    keys: list[Any],
+) -> None:
+    """Table.fill's auto counter (the regex pass over the keys as lines, the one-width
+    shortcut) is what reading each key with int() gives, for any keys: other prefixes, line
+    breaks, non-ASCII digits, ints, leading zeros."""
+    from envdsl.runtime.table import highest_auto_number
+
+    try:
+        expected: int | str = _highest_auto_number_reference("LOG", keys)
+    except ValueError:
+        expected = "ValueError"
+    try:
+        got: int | str = highest_auto_number("LOG", keys)
+    except ValueError:
+        got = "ValueError"
+    assert got == expected
+
+
+def test_a_first_reset_keeps_the_untouched_world_and_clears_any_other() -> None:
+    """A new environment's first reset loads into the world __init__ made, and only when
+    nothing touched it: a row, a scalar, a call or a snapshot since sends it to a new world,
+    as every reset did."""
+    env_class = envdsl.load(next(p for p in EXAMPLES if p.stem == "sleep_tracking"))
+    now = "2024-05-22T08:00:00Z"
+    user = {"user_id": "U1", "name": "Ana", "email": "ana@x.org"}
+    state = {"users": [user], "now": now}
+    fresh = env_class()
+    world = fresh._world
+    fresh.reset(state=state)
+    assert fresh._world is world and fresh.state_json()["users"] == {
+        "U1": {**user, "status": "active", "nickname": None, "tags": []}
+    }
+
+    def touched_by(touch: Any) -> Any:
+        env = env_class()
+        world = env._world
+        touch(env)
+        env.reset(state={"now": now})
+        assert env._world is not world
+        return env
+
+    row = env_class.TABLES["users"].row.from_json(user, "")
+    env = touched_by(lambda env: env.load_rows("users", [row]))
+    assert env.state_json()["users"] == {}
+    env = touched_by(lambda env: env.set_scalar_initial("now", dt.datetime(2020, 1, 1)))
+    assert env.state_json()["now"] == now
+    env = touched_by(lambda env: env.call("get_user", {"user_id": "U1"}))
+    assert env.trace == []
+    snapshots: list[Any] = []
+    env = touched_by(lambda env: snapshots.append(env.snapshot()))
+    env.restore(snapshots[0])
+    assert env.state_json()["now"] is None

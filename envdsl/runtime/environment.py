@@ -12,13 +12,14 @@ import contextlib
 import dataclasses
 import difflib
 import json
+import operator
 from enum import Enum
 from typing import Any, Callable, ClassVar, Collection, Iterable, Iterator, Mapping, Self, TypeVar
 
 from envdsl.runtime import limits
 from envdsl.runtime.callplans import ToolPlan
 from envdsl.runtime.errors import BadValue, Fail
-from envdsl.runtime.limits import clip, json_problem, store
+from envdsl.runtime.limits import STATE_CHECK_STEPS_PER_ROW, clip, json_problem, store
 from envdsl.runtime.loading import load_plainly
 from envdsl.runtime.places import (
     IMMUTABLE_TYPES,
@@ -63,10 +64,6 @@ from envdsl.runtime.values import (
 
 T = TypeVar("T")
 DEFAULT_STEP_BUDGET = 100_000
-# Checking a whole state (reset, a task's init) is no tool call: its rules may take this many
-# steps per row of the state on top of the step budget, so that a valid state with more rows
-# than the budget loads, and a rule that loops over a table for every row still stops
-STATE_CHECK_STEPS_PER_ROW = 100
 
 
 class InvalidState(Exception):
@@ -100,6 +97,7 @@ class Environment:
     _GUARDED: ClassVar[dict[str, frozenset[str] | None]]
     _MUTABLE: ClassVar[dict[str, tuple[str, ...]]]
     _REF_SCALARS: ClassVar[tuple[tuple[str, TypeSpec], ...]]  # per class: see _ref_scalars
+    _INCOMING: ClassVar[dict[str, list[RefField]]]  # per class: see _incoming_refs
     _REFERENCES: ClassVar[dict[str, TaskReference]]  # per class: see task_reference
     # calls run through each tool's whole-call method, which the compiler writes into the
     # generated class (ToolSpec.call, envdsl/codegen/tool_calls.py) from the first call on;
@@ -127,10 +125,7 @@ class Environment:
         self._saved: set[tuple[int, str]] = set()
         # places whose list the call has only appended to: journaled as their old length
         self._grown: set[tuple[int, str]] = set()
-        self._incoming: dict[str, list[RefField]] = {name: [] for name in self.TABLES}
-        for spec in self.TABLES.values():
-            for ref in spec.schema.refs:
-                self._incoming[ref.parent_table].append(ref)
+        self._incoming = self._incoming_refs()
         self.trace: list[TraceEntry] = []
         self.task: str | None = None
         self.last_exception: BaseException | None = None
@@ -148,6 +143,7 @@ class Environment:
         # see _remember_start
         self._task_starts: dict[tuple[str | None, str | None], Snapshot] = {}
         self._world: World
+        self._blank: tuple[World, tuple[Any, ...]] | None  # see _cleared
         self._tables: dict[str, Table[Any]]
         self._scalars: dict[str, Any]
         self._clear()  # enters the first world
@@ -164,12 +160,32 @@ class Environment:
     def _clear(self) -> None:
         """A new, empty world: snapshots of the old one keep it (it is no longer changed)."""
         tables: dict[str, Table[Any]] = {n: Table(s.schema) for n, s in self.TABLES.items()}
-        self._enter(World(tables, {}, [], self._owner))
+        world = World(tables, {}, [], self._owner)
+        self._enter(world)
         for name, spec in self.SCALARS.items():
             self.set_scalar_initial(name, spec.default() if spec.default is not None else None)
+        self._blank = (world, tuple(world.scalars.values()))
+
+    def _cleared(self) -> None:
+        """_clear, unless the world is the one _clear made last and nothing has touched it (no
+        call, snapshot, row or scalar since): a new environment's first reset, whose world
+        was made by __init__ (a second one was a tenth of a cold reset of 100 rows)."""
+        if self._blank is None:
+            self._clear()
+            return
+        world, scalars = self._blank
+        if (
+            world is not self._world
+            or world.watched
+            or world.trace
+            or any(map(len, world.tables.values()))
+            or not all(map(operator.is_, world.scalars.values(), scalars))
+        ):
+            self._clear()
 
     def _enter(self, world: World) -> None:
         """Work on this world from now on (the only place the tables are set)."""
+        self._blank = None  # (set again by _clear; never holds a world no longer entered)
         self._world = world
         self._tables = world.tables
         self._scalars = world.scalars
@@ -188,7 +204,7 @@ class Environment:
             self.task = task
             self._task_starts[start_key] = start  # the latest last
             return
-        self._clear()
+        self._cleared()
         self.task = task
         if task is not None:
             if spec is None:
@@ -332,7 +348,9 @@ class Environment:
         self._world.digests.table_changed(name)
 
     def set_scalar_initial(self, name: str, value: Any) -> None:
-        self._scalars[name] = owned_copy(value, Place(None, None, name))
+        if type(value) not in IMMUTABLE_TYPES:  # (owned_copy keeps these as they are)
+            value = owned_copy(value, Place(None, None, name))
+        self._scalars[name] = value
         self._world.digests.scalar_changed(name)
 
     def _check_whole_state(self) -> None:
@@ -978,6 +996,19 @@ class Environment:
                     )
 
     @classmethod
+    def _incoming_refs(cls) -> dict[str, list[RefField]]:
+        """table -> the refs of other tables (and its own) pointing at it; made once per class
+        (every environment made reads the same, and none changes it)."""
+        found: dict[str, list[RefField]] | None = cls.__dict__.get("_INCOMING")
+        if found is None:
+            found = {name: [] for name in cls.TABLES}
+            for spec in cls.TABLES.values():
+                for ref in spec.schema.refs:
+                    found[ref.parent_table].append(ref)
+            cls._INCOMING = found
+        return found
+
+    @classmethod
     def _ref_scalars(cls) -> tuple[tuple[str, TypeSpec], ...]:
         """The scalar state fields whose values can hold refs, with their types."""
         found: tuple[tuple[str, TypeSpec], ...] | None = cls.__dict__.get("_REF_SCALARS")
@@ -1414,7 +1445,10 @@ def _decoded_fast(text: str) -> Any:
             return _UNDECODED
         _from_json = from_json
     try:
-        return _from_json(text, allow_inf_nan=False)
+        # its cache of strings for keys alone: a value string is rarely repeated in a state
+        # (an enum's is read into its member), and caching each cost more than it saved (100
+        # rows of sleep_tracking 485-515 -> 469-484 us a reset; the state held 2% larger)
+        return _from_json(text, allow_inf_nan=False, cache_strings="keys")
     except Exception:  # noqa: BLE001 - json says what is wrong with the text
         return _UNDECODED
 

@@ -32,6 +32,10 @@ MAX_STR = 1_000_000  # characters in one string
 MAX_ITEMS = 100_000  # elements of one list, set or map
 DEFAULT_SIZE_BUDGET = 10_000_000  # characters and elements built or stored by one call
 MAX_JSON_DEPTH = 64  # nesting of arguments and `json` values
+# Checking a whole state (reset, a task's init) is no tool call: its rules may take this many
+# steps per row of the state on top of the step budget, so that a valid state with more rows
+# than the budget loads, and a rule that loops over a table for every row still stops
+STATE_CHECK_STEPS_PER_ROW = 100
 MAX_NAME = 60  # characters of an unknown name echoed in an error
 
 _SURROGATE = re.compile("[\ud800-\udfff]")

@@ -23,14 +23,14 @@ from __future__ import annotations
 
 import gc
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from envdsl.runtime.limits import has_surrogate, json_problem
+from envdsl.runtime.limits import STATE_CHECK_STEPS_PER_ROW, has_surrogate, json_problem
 from envdsl.runtime.load_support import RowLoader, Slow
 from envdsl.runtime.specs import TableSpec
 from envdsl.runtime.state_owner import StateOwner
 from envdsl.runtime.table import highest_auto_number
-from envdsl.runtime.values import OptionalSpec, key_from_json, nested_refs
+from envdsl.runtime.values import OptionalSpec, TypeSpec, holds_ref, key_from_json, nested_refs
 
 if TYPE_CHECKING:
     from envdsl.runtime.table import Table
@@ -40,15 +40,74 @@ _TABLE_FORMS = (list, dict)
 _PAUSE_COLLECTOR_ROWS = 30_000  # rows of a state loaded with the cyclic collector paused
 
 
+class _TableCheck(NamedTuple):
+    """What _check_plainly checks of one table's rows."""
+
+    name: str
+    uniques: tuple[tuple[str, ...], ...]
+    refs: tuple[tuple[str, str], ...]  # (ref field, parent table)
+    nested: bool  # refs inside its records and collections
+    row_invariants: tuple[str, ...]  # methods
+
+
+class _LoadPlan(NamedTuple):
+    """What load_plainly reads of an environment class, read once per class: a reset's cost
+    apart from its rows was most of a 100-row reset's excess over pydantic (the class's
+    dicts and specs walked afresh each time, every table checked, empty or not)."""
+
+    names: frozenset[str]  # the state fields
+    tables: tuple[tuple[str, TableSpec], ...]
+    scalars: tuple[tuple[str, TypeSpec, bool], ...]  # (name, spec, required)
+    checks: tuple[_TableCheck, ...]
+    ref_scalars: bool  # a scalar whose value can hold refs
+    env_invariants: tuple[str, ...]  # methods
+
+
+def _plan(env: StateOwner) -> _LoadPlan:
+    cls = type(env)
+    plan: _LoadPlan | None = cls.__dict__.get("_LOAD_PLAN")
+    if plan is None:
+        plan = _LoadPlan(
+            names=frozenset([*env.TABLES, *env.SCALARS]),
+            tables=tuple(env.TABLES.items()),
+            scalars=tuple(
+                (
+                    name,
+                    scalar.spec,
+                    scalar.default is None and not isinstance(scalar.spec, OptionalSpec),
+                )
+                for name, scalar in env.SCALARS.items()
+            ),
+            checks=tuple(
+                _TableCheck(
+                    name,
+                    spec.schema.uniques,
+                    tuple((ref.field, ref.parent_table) for ref in spec.schema.refs),
+                    bool(spec.nested_parents),
+                    tuple(method for _, method in env.ROW_INVARIANTS.get(name, ())),
+                )
+                for name, spec in env.TABLES.items()
+            ),
+            ref_scalars=any(holds_ref(scalar.spec) for scalar in env.SCALARS.values()),
+            env_invariants=tuple(env.ENV_INVARIANTS),
+        )
+        setattr(cls, "_LOAD_PLAN", plan)  # on the class itself: a subclass reads its own
+    return plan
+
+
 def load_plainly(env: StateOwner, data: Any) -> bool:
     """Load `data` into `env`'s (empty) world and check every rule; False when this loader
     does not take it, which leaves the world half-filled: the caller clears it and loads the
     state through the reference path."""
     if type(data) is not dict:
         return False
-    for name in data:
-        if type(name) is not str or (name not in env.TABLES and name not in env.SCALARS):
+    plan = _plan(env)
+    size = 0
+    for name, value in data.items():
+        if type(name) is not str or name not in plan.names:
             return False
+        if type(value) in _TABLE_FORMS:
+            size += len(value)
     coverage = None if env.coverage is None else list(env.coverage)
     # A large load makes a few objects per row and no garbage, yet every 700 of them start a
     # collection, and as they pile up, collections of the whole heap (the state being loaded
@@ -59,26 +118,32 @@ def load_plainly(env: StateOwner, data: Any) -> bool:
     # collector: there, that one collection cost as much as those it saved, or more (the
     # young ones run while what they scan is in the cache; measured on sleep_tracking,
     # even at 20,000 and 30,000 rows, a gain from 40,000 on).
-    size = sum(len(value) for value in data.values() if type(value) in _TABLE_FORMS)
     pausing = size >= _PAUSE_COLLECTOR_ROWS and gc.isenabled()
     if pausing:
         gc.disable()
+    call_budget = env.step_budget
     try:
-        for name, spec in env.TABLES.items():
+        for name, spec in plan.tables:
             if name in data:
                 if spec.loader is None:  # not generated: the reference path
                     raise Slow
-                _load_table(env, name, spec, data[name], spec.loader)
-        for name, scalar in env.SCALARS.items():
+                value = data[name]
+                if value or type(value) not in _TABLE_FORMS:  # an empty table stays as it is
+                    _load_table(env, name, spec, value, spec.loader)
+        for name, scalar_spec, required in plan.scalars:
             if name in data:
                 value = data[name]
                 if json_problem(value, depth=1) is not None:
                     raise Slow
-                env.set_scalar_initial(name, scalar.spec.from_json(value, name))
-            elif scalar.default is None and not isinstance(scalar.spec, OptionalSpec):
+                env.set_scalar_initial(name, scalar_spec.from_json(value, name))
+            elif required:
                 raise Slow
-        with env._whole_state_steps():
-            _check_plainly(env)
+        # the step budget of a whole-state check (Environment._whole_state_steps), inline
+        env.step_budget = call_budget + STATE_CHECK_STEPS_PER_ROW * sum(
+            map(len, env._tables.values())
+        )
+        env._steps = 0
+        _check_plainly(env, plan)
     except Exception:  # noqa: BLE001 - whatever it is, the reference path says it properly
         if coverage is not None and env.coverage is not None:
             # fns the invariants call run again there: count them once; in place, for
@@ -86,6 +151,7 @@ def load_plainly(env: StateOwner, data: Any) -> bool:
             env.coverage[:] = coverage
         return False
     finally:
+        env.step_budget = call_budget
         if pausing:
             gc.enable()
             gc.collect(1)
@@ -134,30 +200,39 @@ def _add_rows(env: StateOwner, table: Table[Any], rows: list[Any]) -> None:
         raise Slow  # two rows with one key
 
 
-def _check_plainly(env: StateOwner) -> None:
+def _check_plainly(env: StateOwner, plan: _LoadPlan) -> None:
     """_check_whole_state for a state that passes it (Slow at the first doubt): the same rules,
-    and the same invariant calls on the same rows, so the same steps counted."""
-    for name, scalar in env.SCALARS.items():
-        if env._scalars[name] is None and not isinstance(scalar.spec, OptionalSpec):
+    and the same invariant calls on the same rows, so the same steps counted (a table without
+    rows breaks no rule of its own and runs no row invariant)."""
+    scalars = env._scalars
+    for name, spec, _ in plan.scalars:
+        if scalars[name] is None and not isinstance(spec, OptionalSpec):
             raise Slow
-    for name, table in env._tables.items():
-        for fields in table.unique_index:
+    tables = env._tables
+    for check in plan.checks:
+        table = tables[check.name]
+        if not len(table):
+            continue
+        for fields in check.uniques:
             if any(None not in value for value in table.shared_values(fields)):
                 raise Slow
-        for ref in table.schema.refs:
-            if not env._tables[ref.parent_table].holds_all(table.ref_index[ref.field].keys()):
+        for ref_field, parent_table in check.refs:
+            if not tables[parent_table].holds_all(table.ref_index[ref_field].keys()):
                 raise Slow
-        spec = env.TABLES[name]
+        if not (check.nested or check.row_invariants):
+            continue
         rows = table.rows()
-        if spec.nested_parents:
+        if check.nested:
+            row_spec = env.TABLES[check.name].row
             for row in rows:
-                for _, parent_table, parent_key in nested_refs(spec.row, row):
-                    if parent_key is not None and parent_key not in env._tables[parent_table]:
+                for _, parent_table, parent_key in nested_refs(row_spec, row):
+                    if parent_key is not None and parent_key not in tables[parent_table]:
                         raise Slow
-        for _, method in env.ROW_INVARIANTS.get(name, ()):
+        for method in check.row_invariants:
             if not all(map(getattr(env, method), rows)):
                 raise Slow
-    env._verify_scalar_refs()  # its Fail sends the state to the reference path, which says it
-    for method in env.ENV_INVARIANTS:
+    if plan.ref_scalars:
+        env._verify_scalar_refs()  # its Fail sends the state to the reference path, which says it
+    for method in plan.env_invariants:
         if not getattr(env, method)():
             raise Slow

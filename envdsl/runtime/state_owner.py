@@ -18,6 +18,8 @@ class StateOwner(Protocol):
     ROW_INVARIANTS: ClassVar[dict[str, tuple[tuple[str, str], ...]]]  # table -> (text, method)
     ENV_INVARIANTS: ClassVar[dict[str, str]]  # method -> text
     coverage: list[int] | None
+    step_budget: int
+    _steps: int
     _world: World
     _tables: dict[str, Table[Any]]
     _scalars: dict[str, Any]

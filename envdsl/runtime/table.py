@@ -6,9 +6,11 @@ that a failed call can be undone in time proportional to what it changed, not to
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from functools import lru_cache
 from operator import attrgetter
-from typing import AbstractSet, Any, Generic, Iterable, Iterator, TypeVar
+from typing import AbstractSet, Any, Callable, Generic, Iterable, Iterator, TypeVar
 
 R = TypeVar("R")
 Key = Any
@@ -36,6 +38,13 @@ class TableSchema:
     # `immutable` fields whose values can be changed in place (lists, maps, sets, records): the
     # checker rejects writes on a path to them, the runtime those through a fn's parameter
     immutable: frozenset[str] = frozenset()
+    # the fields some index reads (a change of any other field moves nothing): made once per
+    # schema, not per Table, since every reset makes each table afresh
+    indexed: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        indexed = frozenset(f for fields in self.uniques for f in fields)
+        object.__setattr__(self, "indexed", indexed | {ref.field for ref in self.refs})
 
 
 class Table(Generic[R]):
@@ -46,23 +55,24 @@ class Table(Generic[R]):
         self._next_seq = 0
         self._out_of_order = False  # set when an undone delete put a row back at the end
         self.auto_counter = 0
-        # unique fields tuple -> value tuple -> the key of the row holding it, or a set of
-        # the keys where several rows do (values with a none, which the rule lets rows
-        # share, and duplicates inside a call until the end-of-call check rejects them): a
-        # set per row was most of what the index cost to build and to hold. Read through
-        # `sharing` and `shared_values`.
-        self.unique_index: dict[tuple[str, ...], dict[tuple[Any, ...], Any]] = {
-            fields: {} for fields in schema.uniques
-        }
+        # unique fields tuple -> value -> the key of the row holding it, or a set of the keys
+        # where several rows do (values with a none, which the rule lets rows share, and
+        # duplicates inside a call until the end-of-call check rejects them): a set per row
+        # was most of what the index cost to build and to hold. The value is a field's own
+        # for a one-field unique (a tuple of one per row was a third of a load's index), a
+        # tuple of them for several: what attrgetter(*fields) gives. Read through `sharing`
+        # and `shared_values`, which take and give tuples.
+        self.unique_index: dict[tuple[str, ...], dict[Any, Any]] = (
+            {fields: {} for fields in schema.uniques} if schema.uniques else {}
+        )
         # ref field name -> parent key -> the key of its one child row, or a set of the keys
         # where several rows point at it (for delete restrict/cascade/none): held as the unique
         # index holds its values, since a set per parent was most of what the index cost to
         # build at a load (4 of 8 ms of a 10,000-row table's fill). Read through `children`.
-        self.ref_index: dict[str, dict[Key, Any]] = {ref.field: {} for ref in schema.refs}
-        # the fields some index reads: a change of any other field moves nothing
-        self.indexed = frozenset(f for fields in schema.uniques for f in fields) | frozenset(
-            ref.field for ref in schema.refs
+        self.ref_index: dict[str, dict[Key, Any]] = (
+            {ref.field: {} for ref in schema.refs} if schema.refs else {}
         )
+        self.indexed = schema.indexed
 
     # ---- reading -------------------------------------------------------------------------
     def get(self, key: Key) -> R | None:
@@ -137,7 +147,7 @@ class Table(Generic[R]):
         self._seq = dict(zip(keys, range(count)))
         self._next_seq = count
         for fields in self.unique_index:
-            values = _index_values(fields, rows)
+            values = list(map(attrgetter(*fields), rows))
             index = dict(zip(values, keys))
             if len(index) != count:  # values shared by several rows: a set holds them
                 index = {
@@ -172,7 +182,7 @@ class Table(Generic[R]):
 
     def index_row(self, key: Key, row: R) -> None:
         for fields, index in self.unique_index.items():
-            _hold(index, tuple(getattr(row, f) for f in fields), key)
+            _hold(index, _indexed_value(fields, row), key)
         for ref_field, index in self.ref_index.items():
             parent = getattr(row, ref_field)
             if parent is not None:
@@ -180,7 +190,7 @@ class Table(Generic[R]):
 
     def unindex_row(self, key: Key, row: R) -> None:
         for fields, index in self.unique_index.items():
-            _release(index, tuple(getattr(row, f) for f in fields), key)
+            _release(index, _indexed_value(fields, row), key)
         for ref_field, index in self.ref_index.items():
             parent = getattr(row, ref_field)
             if parent is not None:
@@ -190,7 +200,11 @@ class Table(Generic[R]):
         if field_name not in self.indexed:
             return
         for fields, index in self.unique_index.items():
-            if field_name in fields:
+            if len(fields) == 1:
+                if fields[0] == field_name:
+                    _release(index, old, key)
+                    _hold(index, new, key)
+            elif field_name in fields:
                 before = tuple(old if f == field_name else getattr(row, f) for f in fields)
                 after = tuple(new if f == field_name else getattr(row, f) for f in fields)
                 _release(index, before, key)
@@ -205,7 +219,7 @@ class Table(Generic[R]):
     def sharing(self, fields: tuple[str, ...], value: tuple[Any, ...]) -> set[Key] | None:
         """The keys of the rows holding this value of these unique fields where several do,
         else None."""
-        held = self.unique_index[fields].get(value)
+        held = self.unique_index[fields].get(value[0] if len(fields) == 1 else value)
         return held if type(held) is set else None
 
     def shared_values(self, fields: tuple[str, ...]) -> list[tuple[Any, ...]]:
@@ -213,7 +227,8 @@ class Table(Generic[R]):
         index = self.unique_index[fields]
         if len(index) == len(self._rows):
             return []
-        return [value for value, held in index.items() if type(held) is set]
+        shared = [value for value, held in index.items() if type(held) is set]
+        return [(value,) for value in shared] if len(fields) == 1 else shared
 
     def children(self, ref_field: str, parent: Key) -> list[Key]:
         """The keys of the rows whose `ref_field` points at `parent`, in table order."""
@@ -228,10 +243,11 @@ class Table(Generic[R]):
         return self._seq[key]
 
 
-def _index_values(fields: tuple[str, ...], rows: Iterable[Any]) -> list[tuple[Any, ...]]:
-    """The value tuples of these unique fields in these rows."""
-    values = map(attrgetter(*fields), rows)
-    return list(zip(values) if len(fields) == 1 else values)
+def _indexed_value(fields: tuple[str, ...], row: Any) -> Any:
+    """A row's value in the index of these unique fields (see Table.unique_index)."""
+    if len(fields) == 1:
+        return getattr(row, fields[0])
+    return tuple(getattr(row, f) for f in fields)
 
 
 _NOBODY: Any = object()  # no row holds the value
@@ -267,9 +283,30 @@ def highest_auto_number(prefix: str, keys: Iterable[Key]) -> int:
     where a table's auto counter starts after rows are loaded, so that the first insert does
     not probe every loaded key. Raises ValueError for a key with digits int() does not read."""
     start = prefix + "-"
+    keys = keys if type(keys) is list else list(keys)
+    if set(map(type, keys)) <= _STR_ONLY:
+        # the common case in C loops, a third of a 100-row table's fill where the keys are
+        # ASCII without a line break: one regex pass over the keys as lines (on ASCII, [0-9]
+        # is what isdigit takes), and where the numbers have one width, the largest in text
+        # order is the largest
+        text = "\n".join(keys)
+        if text.isascii() and text.count("\n") == len(keys) - 1:
+            numbers = _numbered(start)(text)
+            if len(set(map(len, numbers))) == 1:
+                return int(max(numbers))
+            return max(map(int, numbers), default=0)
     cut = len(start)
     tails = [key[cut:] for key in keys if isinstance(key, str) and key.startswith(start)]
     return max([int(tail) for tail in tails if tail.isdigit()], default=0)
+
+
+_STR_ONLY = {str}
+
+
+@lru_cache(maxsize=64)
+def _numbered(start: str) -> Callable[[str], list[str]]:
+    """The numbers of the lines `<start><digits>` of a text, as strings."""
+    return re.compile("^" + re.escape(start) + "([0-9]+)$", re.MULTILINE).findall
 
 
 def _grouped(values: Iterable[Any], keys: list[Key]) -> dict[Any, set[Key]]:

@@ -387,15 +387,20 @@ class Environment:
 
     @contextlib.contextmanager
     def _whole_state_steps(self) -> Iterator[int]:
-        """The step budget of a whole-state check (STATE_CHECK_STEPS_PER_ROW), for its
-        duration; yields the budget of a call."""
-        call_budget = self.step_budget
-        self.step_budget = call_budget + STATE_CHECK_STEPS_PER_ROW * self._rows()
-        self._steps = 0
+        """The step budget of a whole-state check, for its duration; yields a call's."""
+        call_budget = self._start_whole_state_steps()
         try:
             yield call_budget
         finally:
             self.step_budget = call_budget
+
+    def _start_whole_state_steps(self) -> int:
+        """Give a whole-state check its step budget (STATE_CHECK_STEPS_PER_ROW more per row)
+        and return a call's, for the caller to set back."""
+        call_budget = self.step_budget
+        self.step_budget = call_budget + STATE_CHECK_STEPS_PER_ROW * self._rows()
+        self._steps = 0
+        return call_budget
 
     def _rows(self) -> int:
         return sum(len(table) for table in self._tables.values())
@@ -572,20 +577,11 @@ class Environment:
         return self._invoke(plan, *read)
 
     def _bad_arguments(self, tool: ToolSpec, given: dict[str, Any], error: BadValue) -> Result:
-        """`_rejected` of a call whose arguments did not read, with _argument_error's message
-        and what _traced_arguments keeps (written out: a call each, on every rejected call;
-        arguments of strings, nulls and bools, the common case, are kept as they are)."""
-        kept = given
-        for value in given.values():
-            kind = type(value)
-            if not (kind is str and value.isascii() or value is None or kind is bool):
-                kept = _traced_arguments(tool, given, error)
-                break
-        else:
-            if not error.path:  # unexpected or missing arguments: only the tool's are kept
-                kept = _traced_arguments(tool, given, error)
-        message = f"invalid argument {error.path}: {error.message}" if error.path else error.message
-        self.trace.append(TraceEntry(tool.name, dict(kept), False, message))
+        """A call whose arguments did not read, traced as _traced_arguments keeps them."""
+        message = _argument_error(error)
+        self.trace.append(
+            TraceEntry(tool.name, dict(_traced_arguments(tool, given, error)), False, message)
+        )
         return {"success": False, "error": message}
 
     def _read_generically(
@@ -952,18 +948,10 @@ class Environment:
         self._touched.pop((table_name, key), None)
 
     def _rollback(self) -> None:
-        """Undo the call's journal, the newest entry first (snapshots.undo_entry; a field's
-        write, most of what calls write, without its call)."""
-        tables = self._tables
+        """Undo the call's journal, the newest entry first."""
+        tables, scalars = self._tables, self._scalars
         for entry in reversed(self._journal or []):
-            if entry[0] == "field":
-                _, table_name, key, row, field_name, old = entry
-                table = tables[table_name]
-                if field_name in table.indexed and table.get(key) is row:
-                    table.reindex_field(key, row, field_name, getattr(row, field_name), old)
-                setattr(row, field_name, old)
-            else:
-                undo_entry(tables, self._scalars, entry)
+            undo_entry(tables, scalars, entry)
         self._journal = []
 
     # ---- integrity at the end of an action --------------------------------------------------

@@ -25,7 +25,7 @@ import gc
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from envdsl.runtime.limits import STATE_CHECK_STEPS_PER_ROW, has_surrogate, json_problem
+from envdsl.runtime.limits import has_surrogate, json_problem
 from envdsl.runtime.load_support import RowLoader, Slow
 from envdsl.runtime.specs import TableSpec
 from envdsl.runtime.state_owner import StateOwner
@@ -138,11 +138,7 @@ def load_plainly(env: StateOwner, data: Any) -> bool:
                 env.set_scalar_initial(name, scalar_spec.from_json(value, name))
             elif required:
                 raise Slow
-        # the step budget of a whole-state check (Environment._whole_state_steps), inline
-        env.step_budget = call_budget + STATE_CHECK_STEPS_PER_ROW * sum(
-            map(len, env._tables.values())
-        )
-        env._steps = 0
+        env._start_whole_state_steps()  # (a context manager's generator costs more)
         _check_plainly(env, plan)
     except Exception:  # noqa: BLE001 - whatever it is, the reference path says it properly
         if coverage is not None and env.coverage is not None:

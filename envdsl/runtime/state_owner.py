@@ -4,7 +4,6 @@ protocol, not the class, because the class calls them."""
 
 from __future__ import annotations
 
-from contextlib import AbstractContextManager
 from typing import Any, ClassVar, Protocol
 
 from envdsl.runtime.snapshots import World
@@ -19,7 +18,6 @@ class StateOwner(Protocol):
     ENV_INVARIANTS: ClassVar[dict[str, str]]  # method -> text
     coverage: list[int] | None
     step_budget: int
-    _steps: int
     _world: World
     _tables: dict[str, Table[Any]]
     _scalars: dict[str, Any]
@@ -30,8 +28,8 @@ class StateOwner(Protocol):
     def _verify_scalar_refs(self) -> None:
         """Fail for a ref a scalar state field holds to a row that does not exist."""
 
-    def _whole_state_steps(self) -> AbstractContextManager[int]:
-        """The step budget of a whole-state check, for its duration."""
+    def _start_whole_state_steps(self) -> int:
+        """Give a whole-state check its step budget; returns a call's, to set back."""
 
     def _next_auto_key(self, table: Table[Any]) -> str:
         """The next `auto` key of `table`."""

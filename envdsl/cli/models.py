@@ -19,7 +19,7 @@ from envdsl.cli.group import (
     option_group,
     text_or_json,
 )
-from envdsl.cli.specs import env_source, spec_bundles
+from envdsl.cli.specs import env_source, spec_bundles, task_file_hint
 from envdsl.util.spec_paths import describe_read_error
 
 if TYPE_CHECKING:
@@ -140,7 +140,8 @@ def rollout(
         fail_usage("give --tasks a,b or --all")
     chosen = None if all_tasks else [t.strip() for t in (task_list or "").split(",") if t.strip()]
     chosen_backend = make_backend(backend, address, concurrency, processes)
-    sources = tuple(env_source(bundle) for bundle in spec_bundles(specs))
+    bundles = spec_bundles(specs)
+    sources = tuple(env_source(bundle) for bundle in bundles)
     if chosen is not None:
         known = list(dict.fromkeys(task for source in sources for task in source.tasks))
         unknown = [task for task in chosen if task not in known] or ([] if chosen else [""])
@@ -150,7 +151,8 @@ def rollout(
                        err=True)  # fmt: skip
             sys.exit(EXIT_ERRORS)
         if unknown:
-            fail_usage(f"unknown task '{unknown[0]}'; tasks: {', '.join(known) or 'none'}")
+            hint = "".join(task_file_hint(bundle, unknown[0]) for bundle in bundles)
+            fail_usage(f"unknown task '{unknown[0]}'; tasks: {', '.join(known) or 'none'}{hint}")
     writable_output(out_file)
     config = ClientConfig(
         base_url=base_url,

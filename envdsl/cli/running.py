@@ -111,17 +111,18 @@ def run(
     if answer and not task_name:
         fail_usage("--answer is graded by a task's checks: give --task too")
     replay = None
+    if rollout_file is None and calls_file is None:
+        fail_usage("give --calls FILE (or --rollout FILE --index N)")
+    bundle = one_spec(files)
     if rollout_file is not None:
-        source = env_source(one_spec(files))
+        source = env_source(bundle)
         env_class = source.environment_class()
         replay = _load_replay(rollout_file, index, source)
         task_name, answer, calls = replay.task, replay.answer, replay.calls
-    elif calls_file is None:
-        fail_usage("give --calls FILE (or --rollout FILE --index N)")
     else:
-        env_class = load_class(one_spec(files), valid_tasks=True)
+        env_class = load_class(bundle, valid_tasks=True)
     if task_name is not None:
-        require_task(env_class, task_name)
+        require_task(env_class, task_name, bundle)
     env = env_class()
     try:
         if state_file:
@@ -312,7 +313,10 @@ def _coverage_report(bundle: "Bundle", output_format: str) -> None:
 
 
 def _start_state(
-    env_class: "type[Environment]", task_name: str | None, state_file: str | None
+    env_class: "type[Environment]",
+    bundle: "Bundle",
+    task_name: str | None,
+    state_file: str | None,
 ) -> "dict[str, object] | None":
     """Check --task / --state as a usage error (exit 2) and return the JSON state, if any."""
     from envdsl.runtime import InvalidState
@@ -320,7 +324,7 @@ def _start_state(
     if task_name and state_file:
         fail_usage("give --task or --state, not both")
     if task_name is not None:
-        require_task(env_class, task_name)
+        require_task(env_class, task_name, bundle)
     state: dict[str, object] | None = None
     if state_file:
         state = read_state_file(state_file)
@@ -336,8 +340,9 @@ def _start_state(
 @click.option("--task", "task_name", required=True, help="The task whose initial state to print.")
 def state(files: tuple[str, ...], task_name: str) -> None:
     """Print a task's initial state as canonical JSON."""
-    env_class = load_class(one_spec(files), valid_tasks=True)
-    _start_state(env_class, task_name, None)
+    bundle = one_spec(files)
+    env_class = load_class(bundle, valid_tasks=True)
+    _start_state(env_class, bundle, task_name, None)
     env = env_class()
     env.reset(task=task_name)
     click.echo(json.dumps(env.state_json(), indent=2, ensure_ascii=False))
@@ -386,9 +391,10 @@ def serve(
         extra = "openenv" if transport == "openenv" else "mcp"
         fail_usage(f"envdsl serve --transport {transport} needs the [{extra}] extra ({error}): "
                     f"pip install 'envdsl[{extra}]'")  # fmt: skip
-    env_class = load_class(one_spec(files), valid_tasks=True)
+    bundle = one_spec(files)
+    env_class = load_class(bundle, valid_tasks=True)
     sessions = Sessions(
-        env_class, task=task_name, state=_start_state(env_class, task_name, state_file)
+        env_class, task=task_name, state=_start_state(env_class, bundle, task_name, state_file)
     )
     try:
         if transport == "openenv":
@@ -451,7 +457,7 @@ def explore(
     file = bundle.path
     env_class = load_class(bundle)
     if task_name is not None:
-        require_task(env_class, task_name)
+        require_task(env_class, task_name, bundle)
     state: dict[str, object] | None = None
     if state_file:
         state = read_state_file(state_file)

@@ -97,15 +97,28 @@ def load_class(bundle: "Bundle", *, valid_tasks: bool = False) -> "type[Environm
     return environment_of(result)
 
 
-def require_task(env_class: "type[Environment]", name: str) -> None:
+def require_task(env_class: "type[Environment]", name: str, bundle: "Bundle") -> None:
     """A --task must name a valid task: one left out for its errors is the spec's error (exit
-    1, saying which), any other name a usage error (exit 2)."""
+    1, saying which), any other name a usage error (exit 2), which names a task file beside
+    the spec that has it when one was not given."""
     if name in env_class.TASKS:
         return
     if name in env_class.INVALID_TASKS:
         click.echo(f"envdsl: error: {env_class.unknown_task(name)}", err=True)
         sys.exit(EXIT_ERRORS)
-    fail_usage(env_class.unknown_task(name))
+    fail_usage(env_class.unknown_task(name) + task_file_hint(bundle, name))
+
+
+def task_file_hint(bundle: "Bundle", task: str) -> str:
+    """For an unknown task: the task files beside the spec that declare it, which the
+    command was not given (commands read only the files they are given), or ''."""
+    from envdsl.tasks.task_files import unloaded_task_files
+
+    found = unloaded_task_files(bundle, task)
+    if not found:
+        return ""
+    shown = " ".join(f"'{path}'" for path in found)
+    return f" (it is in {shown}: give that file after the spec)"
 
 
 def env_source(bundle: "Bundle") -> "EnvSource":

@@ -86,6 +86,35 @@ def bundle_paths(paths: Sequence[str]) -> list[Bundle]:
     return bundles
 
 
+def unloaded_task_files(bundle: Bundle, task: str) -> list[str]:
+    """Task files beside the bundle's env, for that env and not in the bundle, that seem to
+    declare `task` (a text search, for a hint when a command is asked for a task its files
+    lack: commands load only the task files they are given)."""
+    directory = os.path.dirname(bundle.path) or "."
+    declares = re.compile(rf"^[ \t]*task[ \t]+{re.escape(task)}\b", re.MULTILINE)
+    given = {os.path.normcase(os.path.realpath(path)) for path in (bundle.path, *bundle.task_files)}
+    found = []
+    try:
+        names = sorted(os.listdir(directory))
+    except OSError:
+        return []
+    for name in names:
+        path = os.path.join(directory, name)
+        if not name.endswith(".env") or os.path.normcase(os.path.realpath(path)) in given:
+            continue
+        target = _task_file_target(path)
+        if target is None or not same_file(target, bundle.path):
+            continue
+        try:
+            with open(path, encoding="utf-8") as handle:
+                text = handle.read(MAX_FILE_CHARS)
+        except (OSError, UnicodeDecodeError):
+            continue
+        if declares.search(text):
+            found.append(path)
+    return found
+
+
 def _task_file_target(path: str) -> str | None:
     try:
         with open(path, encoding="utf-8") as handle:

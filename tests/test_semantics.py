@@ -306,6 +306,64 @@ def test_narrowing_of_scalar_state() -> None:
     assert returned_type(text, "q", 0) == "str"
 
 
+def action(signature: str, body: str) -> str:
+    lines = "".join(f"    {line}\n" for line in body.strip().splitlines())
+    return f'  action a({signature}) -> bool {{\n    """d"""\n{lines}    return true\n  }}\n'
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = none\n}',
+        'let u = users.get(id) else "no user"\nif u.nickname is not none {\n  u.nickname = n\n}',
+        "if motto != none {\n  motto = none\n}",
+        "if state.motto != none {\n  state.motto = n\n}",
+    ],
+    ids=["field-to-none", "field-to-optional", "scalar-to-none", "state-scalar-to-optional"],
+)
+def test_a_narrowed_place_takes_any_value_of_its_declared_type(body: str) -> None:
+    # the test narrows what the place holds, not what it may be given
+    assert error_codes(spec(action("id: str, n: str?", body))) == []
+
+
+def test_a_field_narrowed_to_a_case_takes_another_case() -> None:
+    text = """env Pay {
+  variant Method by source {
+    card { id: str, last_four: str }
+    cash { id: str }
+  }
+  entity User {
+    key user_id: str
+    method: Method
+  }
+  state { users: table User }
+  action to_cash(user_id: str) -> User {
+    \"\"\"Switch a card user to cash.\"\"\"
+    let u = users.get(user_id) else "no such user"
+    if u.method is Method.card {
+      u.method = Method.cash(id=u.method.id)
+    }
+    return u
+  }
+}
+"""
+    assert error_codes(text) == []
+
+
+def test_a_narrowed_place_is_optional_again_after_a_write() -> None:
+    body = 'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = n\n  let k = len(u.nickname)\n}'
+    error, at = only_error(spec(action("id: str, n: str?", body)), "E2017")
+    assert at == "u.nickname"
+
+
+@pytest.mark.parametrize("op, outcome", [("is", "false"), ("is not", "true")])
+def test_is_none_of_a_value_that_is_never_none(op: str, outcome: str) -> None:
+    body = f'let u = users.get(id) else "no user"\nif u.name {op} none {{\n  return false\n}}'
+    error, at = only_error(spec(action("id: str", body)), "E2002")
+    assert at == f"u.name {op} none"
+    assert error.message == f"a str is never none, so '{op} none' is always {outcome}"
+
+
 def test_no_narrowing_after_an_if_that_does_not_leave() -> None:
     text = spec(query("n: str?", "if n == none {\n  let x = 1\n}\nreturn n"))
     error, at = only_error(text, "E2017")

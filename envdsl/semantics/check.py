@@ -400,10 +400,18 @@ class BodyChecker(ExprChecker):
                 fixes=fixes,
             )
             return False
-        narrowed_type = self.expr(target, scope)  # what it holds now (after `!= none` tests)
-        target_type = narrowed_type
+        # what the place may hold (its declared type: assigning replaces a narrowed optional
+        # or variant case, so `if b.due != none { b.due = none }` is fine) and what it holds
+        # now, after `!= none` / `is Case` tests (what `+=` reads)
+        path = path_of(target)
         if isinstance(target, ast.NameRef) and (local := local_of(scope, target)) is not None:
-            target_type = local.type  # assigning replaces a narrowed optional, too
+            narrowed_type = self.expr(target, scope)
+            target_type = local.type
+        elif path is not None and scope.narrowed_type(path) is not None:
+            target_type = self.expr(target, scope.without_narrowing(path))
+            narrowed_type = scope.narrowed_type(path) or target_type
+        else:
+            narrowed_type = target_type = self.expr(target, scope)
         value_type = self.expr(stmt.value, scope)
         if (
             stmt.op == "="
@@ -453,7 +461,6 @@ class BodyChecker(ExprChecker):
                     self.require_assignable(
                         result, target_type, stmt.span, f"result of '{stmt.op}'"
                     )
-        path = path_of(target)
         if path is not None:
             scope.forget(path)
         return False

@@ -622,6 +622,15 @@ class ExprChecker(Visitor):
                         else "use '==' or '!=' to compare values"
                     ),
                 )
+            elif not self.assignable.comparable(left, right):  # `x is none`, x never none
+                value = left if isinstance(right, t.NoneType) else right
+                self.error(
+                    codes.INVALID_OPERAND,
+                    f"a {value} is never none, so '{op} none' is always "
+                    f"{'false' if op == 'is' else 'true'}",
+                    span,
+                    help=f"drop the test, or declare the value optional (`{value}?`)",
+                )
             return
         if op in ("==", "!="):
             if not self.assignable.comparable(left, right):

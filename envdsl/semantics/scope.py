@@ -38,6 +38,11 @@ class Scope:
             scope = scope.parent
         return None
 
+    def without_narrowing(self, path: str) -> Scope:
+        """A child scope in which `path` (as `x` and as `state.x`) has its declared type."""
+        bare = path.removeprefix("state.")
+        return Scope(self, narrowed={bare: None, f"state.{bare}": None})
+
     def forget(self, path: str) -> None:
         """An assignment to `path` invalidates what was known about it and below it: about
         `x` and `state.x` both, which are one place where no local is named x."""

@@ -350,6 +350,27 @@ def test_a_field_narrowed_to_a_case_takes_another_case() -> None:
     assert error_codes(text) == []
 
 
+@pytest.mark.parametrize(
+    "enum, attribute, fixed",
+    [
+        ("enum Status { active, closed }", "value", "str(u.status)"),
+        ("enum Status { active, closed }", "name", "str(u.status)"),
+        ('enum Status { active = "Active", closed }', "value", "str(u.status)"),
+        ('enum Status { active = "Active", closed }', "name", None),  # str() is not .name
+    ],
+)
+def test_python_enum_value_and_name(enum: str, attribute: str, fixed: str | None) -> None:
+    text = spec(query("id: str", f"let u = users[id]\nreturn u.status.{attribute}"))
+    text = text.replace("enum Status { active, suspended, closed }", enum)
+    error, at = only_error(text, "E1003")
+    assert at == attribute and error.message == f"an enum member has no field '{attribute}'"
+    assert "str(x)" in (error.help or "")
+    if fixed is None:
+        assert error.fixes == ()
+    else:
+        assert f"return {fixed}\n" in apply_fix(text, error.fixes[0])
+
+
 def test_a_narrowed_place_is_optional_again_after_a_write() -> None:
     body = 'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = n\n  let k = len(u.nickname)\n}'
     error, at = only_error(spec(action("id: str, n: str?", body)), "E2017")

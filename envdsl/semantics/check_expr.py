@@ -425,6 +425,8 @@ class ExprChecker(Visitor):
         component = _TIME_COMPONENTS.get(obj_type, {}).get(field_name)
         if component is not None:
             return component
+        if isinstance(obj_type, t.EnumType) and field_name in ("value", "name"):
+            return self.enum_text(obj_type, node)
         return self.error(
             codes.UNKNOWN_FIELD,
             f"{obj_type} has no field '{field_name}'",
@@ -434,6 +436,29 @@ class ExprChecker(Visitor):
                 if field_name in _METHOD_NAMES
                 else None
             ),
+        )
+
+    def enum_text(self, enum_type: t.EnumType, node: ast.Attribute) -> t.Type:
+        """Python's `x.value` / `x.name` of an enum member: E1003 with `str(x)`, its JSON value
+        (offered as a fix where that is what Python would give: for `.name`, only when no
+        member declares a JSON value of its own)."""
+        enum = self.checked.enums[enum_type.name]
+        attribute = node.name.text
+        exact = attribute == "value" or all(
+            enum.json_value(member) == member for member in enum.members
+        )
+        obj, end = node.obj.span, node.span.end
+        wrap = (
+            Edit(Span(obj.file, obj.start, obj.start), "str("),
+            Edit(Span(obj.file, obj.end, end), ")"),
+        )
+        return self.error(
+            codes.UNKNOWN_FIELD,
+            f"an enum member has no field '{attribute}'",
+            node.name.span,
+            "`str(x)` is a member's text: its JSON value"
+            + ("" if exact else " (not its name, for a member that declares one)"),
+            [Fix("use its text: `str(...)`", wrap)] if exact else [],
         )
 
     def variant_case(self, variant: str, node: ast.Attribute) -> t.Type:

@@ -371,6 +371,40 @@ def test_python_enum_value_and_name(enum: str, attribute: str, fixed: str | None
         assert f"return {fixed}\n" in apply_fix(text, error.fixes[0])
 
 
+@pytest.mark.parametrize(
+    "written, fixed",
+    [
+        ("now + timedelta(days=2)", "now + days(2)"),
+        ("now - timedelta(days=1, minutes=n)", "now - (days(1) + minutes(n))"),
+        ("str(now.date())", "str(date_of(now))"),
+        ("now.isoformat()", "str(now)"),
+        ("str(now.weekday())", "str(weekday(now))"),
+        ("str(d.total_seconds())", "str(total_seconds(d))"),
+    ],
+)
+def test_python_time_habits_get_the_fix_that_checks(written: str, fixed: str) -> None:
+    text = spec(query("n: int", f"let d = now - now\nreturn str({written})"))
+    (error,) = errors(text)
+    assert error.code.code in ("E1005", "E1011") and len(error.fixes) == 1
+    repaired = apply_fix(text, error.fixes[0])
+    assert f"return str({fixed})\n" in repaired
+    assert error_codes(repaired) == []
+
+
+def test_no_fix_for_a_receiver_in_parentheses() -> None:
+    # its closing parenthesis is outside the receiver's span: `str((now - now)` would be left
+    text = spec(query("", "return str((now - now).total_seconds())"))
+    error, at = only_error(text, "E1011")
+    assert at == "total_seconds" and error.fixes == ()
+
+
+def test_no_timedelta_fix_where_a_unit_is_a_variable() -> None:
+    # `days(days)` would call the parameter
+    text = spec(query("days: int", "return str(now + timedelta(days=days))"))
+    error, at = only_error(text, "E1005")
+    assert at == "timedelta" and error.fixes == () and "days(n)" in (error.help or "")
+
+
 def test_a_narrowed_place_is_optional_again_after_a_write() -> None:
     body = 'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = n\n  let k = len(u.nickname)\n}'
     error, at = only_error(spec(action("id: str, n: str?", body)), "E2017")

@@ -13,7 +13,7 @@ from envdsl.semantics.expr_typing import ExprTyping
 from envdsl.semantics.builtin_rules import check_all_args as _check_all_args
 from envdsl.semantics.builtin_table import ENUM_VALUES, FUNCTIONS, METHODS, receiver_kind
 from envdsl.semantics.scope import Scope, local_of
-from envdsl.semantics.suggest import did_you_mean
+from envdsl.semantics.suggest import as_function_call, did_you_mean
 from envdsl.syntax import ast
 from envdsl.util.source import Span
 
@@ -104,6 +104,8 @@ def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> 
         # `now()`: the clock (or any state field) is read, not called
         help = f"'{name}' is a state field, not a function: write `{name}`"
         fixes = (Fix(f"write `{name}`", (Edit(node.span, name),)),)
+    elif name == "timedelta":
+        help, fixes = _timedelta(checker, node, scope)
     elif help is None and name in _PYTHON_ONLY:
         help = _PYTHON_ONLY[name]
     return checker.error(codes.UNKNOWN_FUNCTION, f"unknown function '{name}'", span, help, fixes)
@@ -118,6 +120,52 @@ _PYTHON_ONLY = {
     "isinstance": "values are statically typed; no runtime type tests are needed",
     "dict": "write a map literal `{k: v}`",
     "tuple": "there are no tuples; use a record",
+}
+
+
+def _reaches_builtin(checker: ExprTyping, name: str, scope: Scope) -> bool:
+    """Whether a call of `name` here calls the builtin (no local, record or declared fn or
+    tool of that name comes first, as in _call_name): where a fix may write one."""
+    checked = checker.checked
+    return (
+        scope.lookup(name) is None and name not in checked.records and name not in checked.callables
+    )
+
+
+def _timedelta(checker: ExprTyping, node: ast.Call, scope: Scope) -> tuple[str, tuple[Fix, ...]]:
+    """Python's `timedelta(days=2, hours=1)`: the help, and the fix `(days(2) + hours(1))`
+    where every argument is one of those units by keyword (and the unit's name is the
+    builtin's here: no fix writes `days(days)` for a parameter `days`)."""
+    units = ("days", "hours", "minutes", "seconds")
+    help = "a duration is `days(n)`, `hours(n)`, `minutes(n)` or `seconds(n)`, added up"
+    kwargs = node.kwargs
+    if (
+        node.args
+        or not kwargs
+        or any(kw.name.text not in units for kw in kwargs)
+        or not all(_reaches_builtin(checker, kw.name.text, scope) for kw in kwargs)
+    ):
+        return help, ()
+    many = len(kwargs) > 1  # parenthesized: `t - (days(1) + hours(2))` as Python reads it
+    file, at = node.span.file, node.span.start
+    edits: list[Edit] = []
+    for index, kw in enumerate(kwargs):
+        joint = ") + " if index else "(" if many else ""
+        edits.append(Edit(Span(file, at, kw.value.span.start), f"{joint}{kw.name.text}("))
+        at = kw.value.span.end
+    edits.append(Edit(Span(file, at, node.span.end), "))" if many else ")"))
+    written = " + ".join(f"{kw.name.text}(...)" for kw in kwargs)
+    return help, (Fix(f"write `{'(' + written + ')' if many else written}`", tuple(edits)),)
+
+
+# Python's methods of times and durations -> the function that gives the same value
+_PYTHON_TIME_METHODS: dict[tuple[t.Type, str], str] = {
+    (t.DATETIME, "date"): "date_of",
+    (t.DATETIME, "isoformat"): "str",
+    (t.DATE, "isoformat"): "str",
+    (t.DATETIME, "weekday"): "weekday",
+    (t.DATE, "weekday"): "weekday",
+    (t.DURATION, "total_seconds"): "total_seconds",
 }
 
 
@@ -223,6 +271,19 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
     shadowing = _shadowed_state(checker, func, scope)
     if shadowing is not None:
         return shadowing
+    function = _PYTHON_TIME_METHODS.get((receiver, method))
+    if function is not None and not node.args and not node.kwargs:
+        return checker.error(
+            codes.UNKNOWN_METHOD,
+            f"{receiver} has no method '{method}'",
+            func.name.span,
+            f"write `{function}(x)`" + (": its ISO 8601 text" if function == "str" else ""),
+            (
+                as_function_call(function, func, node.span.end)
+                if _reaches_builtin(checker, function, scope)
+                else ()
+            ),
+        )
     string_methods = {f.name for f in FUNCTIONS.values() if f.string_method}
     known = sorted(set(table) | (string_methods if receiver == t.STR else set()))
     help, fixes = did_you_mean(method, known, func.name.span)

@@ -14,7 +14,7 @@ from envdsl.semantics import builtins
 from envdsl.semantics import types as t
 from envdsl.semantics.model import CallableInfo, CheckedSpec, Effects, Local, RecordInfo
 from envdsl.semantics.scope import Context, Scope, path_of
-from envdsl.semantics.suggest import did_you_mean
+from envdsl.semantics.suggest import as_function_call, did_you_mean
 from envdsl.syntax import ast
 from envdsl.syntax.visitor import EXPRESSIONS, Family, Visitor
 from envdsl.util import construct
@@ -447,18 +447,13 @@ class ExprChecker(Visitor):
         exact = attribute == "value" or all(
             enum.json_value(member) == member for member in enum.members
         )
-        obj, end = node.obj.span, node.span.end
-        wrap = (
-            Edit(Span(obj.file, obj.start, obj.start), "str("),
-            Edit(Span(obj.file, obj.end, end), ")"),
-        )
         return self.error(
             codes.UNKNOWN_FIELD,
             f"an enum member has no field '{attribute}'",
             node.name.span,
             "`str(x)` is a member's text: its JSON value"
             + ("" if exact else " (not its name, for a member that declares one)"),
-            [Fix("use its text: `str(...)`", wrap)] if exact else [],
+            as_function_call("str", node, node.span.end) if exact else (),
         )
 
     def variant_case(self, variant: str, node: ast.Attribute) -> t.Type:

@@ -6,6 +6,7 @@ import difflib
 from typing import Iterable
 
 from envdsl.diagnostics import Edit, Fix
+from envdsl.syntax import ast
 from envdsl.util.source import Span
 
 
@@ -53,3 +54,15 @@ def did_you_mean(
         return None, ()
     fix = Fix(f"replace '{name}' with '{suggestion}'", (Edit(span, suggestion),))
     return f"did you mean '{suggestion}'?", (fix,)
+
+
+def as_function_call(function: str, attribute: ast.Attribute, end: int) -> tuple[Fix, ...]:
+    """The fix that rewrites Python's `x.m()` / `x.attr` (`attribute`, up to `end`) as
+    `function(x)`, keeping the receiver's own text; none for a receiver in parentheses,
+    whose closing one is not in the receiver's span."""
+    receiver = attribute.obj.span
+    if attribute.span.start != receiver.start:
+        return ()
+    start = Span(receiver.file, receiver.start, receiver.start)
+    rest = Span(receiver.file, receiver.end, end)
+    return (Fix(f"write `{function}(...)`", (Edit(start, f"{function}("), Edit(rest, ")"))),)

@@ -405,6 +405,12 @@ def test_no_timedelta_fix_where_a_unit_is_a_variable() -> None:
     assert at == "timedelta" and error.fixes == () and "days(n)" in (error.help or "")
 
 
+def test_python_or_as_a_fallback_is_one_error() -> None:
+    # not three: the left operand, the right one, and the bool where a str is returned
+    error, at = only_error(spec(query("n: str?", 'return n or "anonymous"')), "E2003")
+    assert at == "n" and "`x if x != none else y`" in (error.help or "")
+
+
 def test_a_narrowed_place_is_optional_again_after_a_write() -> None:
     body = 'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = n\n  let k = len(u.nickname)\n}'
     error, at = only_error(spec(action("id: str, n: str?", body)), "E2017")

@@ -108,14 +108,16 @@ class ExprChecker(Visitor):
         )
         return False
 
-    def condition(self, node: ast.Expr, scope: Scope, what: str) -> None:
+    def condition(self, node: ast.Expr, scope: Scope, what: str, hint: str | None = None) -> bool:
+        """Check that `node` is a bool; False (reported) where it is some other value."""
         actual = self.expr(node, scope)
         if actual == t.BOOL or t.is_error(actual):
-            return
-        hint = "compare explicitly, e.g. `len(xs) > 0` or `x != none`"
+            return True
+        hint = hint or "compare explicitly, e.g. `len(xs) > 0` or `x != none`"
         self.error(
             codes.CONDITION_NOT_BOOL, f"{what} must be a bool, found {actual}", node.span, hint
         )
+        return False
 
     def write_place(
         self,
@@ -593,14 +595,21 @@ class ExprChecker(Visitor):
         )
 
     def visit_BoolOp(self, node: ast.BoolOp, scope: Scope) -> t.Type:
-        self.condition(node.left, scope, f"the left operand of '{node.op}'")
+        # Python's `x or default` picks a value; here `or` takes and gives a bool
+        hint = "`x or y` is no fallback here: write `x if x != none else y`"
+        left = self.condition(
+            node.left, scope, f"the left operand of '{node.op}'", hint if node.op == "or" else None
+        )
         right_scope = scope.child()
         if node.op == "and":
             self.narrow(node.left, right_scope, positive=True)
         else:
             self.narrow(node.left, right_scope, positive=False)
-        self.condition(node.right, right_scope, f"the right operand of '{node.op}'")
-        return t.BOOL
+        if node.op == "or" and not left:  # `x or "default"`: one error, not one per operand
+            self.expr(node.right, right_scope)
+            return t.ERROR  # nor one more where the value is used
+        right = self.condition(node.right, right_scope, f"the right operand of '{node.op}'")
+        return t.BOOL if left and right else t.ERROR
 
     def visit_Not(self, node: ast.Not, scope: Scope) -> t.Type:
         self.condition(node.operand, scope, "the operand of 'not'")

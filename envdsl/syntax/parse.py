@@ -223,6 +223,8 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
         return "blocks use braces, not a colon: `if cond { ... }`"
     if value in _PYTHON_WORDS:
         return _PYTHON_WORDS[value]
+    if value == "answer" and "SOLUTION" in expected:  # a task's members, not its solution's
+        return 'a reference answer is a step of the solution: `solution { ... answer "text" }`'
     if value == "=" and "'=='" in {_terminal_text(name) for name in expected}:
         return "to compare, use `==`"
     if token is not None and token.type == "_NL" and "ELSE" in expected:

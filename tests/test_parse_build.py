@@ -571,6 +571,13 @@ def test_class_and_while_get_helps() -> None:
     assert error.help is not None and "no `while`" in error.help
 
 
+def test_del_gets_a_help() -> None:
+    text = 'env E {\n  action t(m: map[str, int]) -> int {\n    del m["a"]\n    return 1\n  }\n}\n'
+    error, at = single_error(text)
+    assert error.code.code == "E0001" and at == "m"
+    assert error.help is not None and "`m.remove(k)`" in error.help
+
+
 def test_answer_beside_the_solution_gets_a_help() -> None:
     text = 'env E {\n  task t {\n    """Q?"""\n    solution { }\n    answer "2"\n  }\n}\n'
     error, at = single_error(text)

@@ -411,6 +411,22 @@ def test_python_or_as_a_fallback_is_one_error() -> None:
     assert at == "n" and "`x if x != none else y`" in (error.help or "")
 
 
+@pytest.mark.parametrize(
+    "call, code, helped",
+    [
+        ("xs.insert(0, 1)", "E1011", "xs[:i] + [x] + xs[i:]"),
+        ("xs.pop()", "E1011", "xs = xs[:-1]"),
+        ("xs.sort()", "E1011", "xs = sorted(xs)"),
+        ('m.pop("a")', "E1011", "m.remove(k)"),
+        ("sorted(m.items())", "E2002", "sorted(m.keys())"),
+    ],
+)
+def test_python_collection_habits_say_what_to_write(call: str, code: str, helped: str) -> None:
+    body = f'let xs = [3, 1]\nlet m = {{"a": 1}}\nlet r = {call}\nreturn ""'
+    diagnostics = [d for d in errors(spec(query("", body))) if d.code.code == code]
+    assert len(diagnostics) == 1 and helped in (diagnostics[0].help or "")
+
+
 def test_a_narrowed_place_is_optional_again_after_a_write() -> None:
     body = 'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = n\n  let k = len(u.nickname)\n}'
     error, at = only_error(spec(action("id: str, n: str?", body)), "E2017")

@@ -242,7 +242,12 @@ def sorted_rule(checker: ExprTyping, node: ast.Call, scope: Scope) -> t.Type:
             codes.INVALID_OPERAND,
             f"sorted() cannot order {elem}",
             node.span,
-            help="give a key: `sorted(xs, key=lambda x: x.field)`",
+            help=(
+                # Python's `sorted(m.items())`: pairs have no order (nor indexes) here
+                "sort the keys and read each value: `for k in sorted(m.keys()) { ... m[k] ... }`"
+                if isinstance(elem, t.TupleType)
+                else "give a key: `sorted(xs, key=lambda x: x.field)`"
+            ),
         )
     return t.ListType(elem)
 

@@ -158,6 +158,23 @@ def _timedelta(checker: ExprTyping, node: ast.Call, scope: Scope) -> tuple[str, 
     return help, (Fix(f"write `{'(' + written + ')' if many else written}`", tuple(edits)),)
 
 
+# Python's methods that change a collection in ways these do not -> how to write them
+_PYTHON_COLLECTION_METHODS: dict[tuple[str, str], str] = {
+    ("list", "insert"): "build the new list: `xs = xs[:i] + [x] + xs[i:]`",
+    ("list", "pop"): "read `xs[-1]` (or `xs[i]`), then cut it: `xs = xs[:-1]`",
+    ("list", "sort"): "sort into a new list: `xs = sorted(xs)` (`key=`, `reverse=True` work)",
+    ("list", "reverse"): "`xs = sorted(xs, reverse=True)` orders; there is no reversal",
+    ("list", "clear"): "assign an empty list: `xs = []`",
+    ("list", "copy"): "`list(xs)` is a copy",
+    ("map", "pop"): "read `m[k]`, then `m.remove(k)`",
+    ("map", "update"): "assign each entry: `m[k] = v`",
+    ("map", "clear"): "assign an empty map: `m = {}`",
+    ("set", "update"): "add each element: `for x in xs { s.add(x) }`",
+    ("set", "clear"): "assign an empty set: `s = set()`",
+    ("table", "pop"): "read the row, then `t.delete(key)`",
+}
+
+
 # Python's methods of times and durations -> the function that gives the same value
 _PYTHON_TIME_METHODS: dict[tuple[t.Type, str], str] = {
     (t.DATETIME, "date"): "date_of",
@@ -287,6 +304,7 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
     string_methods = {f.name for f in FUNCTIONS.values() if f.string_method}
     known = sorted(set(table) | (string_methods if receiver == t.STR else set()))
     help, fixes = did_you_mean(method, known, func.name.span)
+    help = help or _PYTHON_COLLECTION_METHODS.get((receiver_kind(receiver), method))
     return checker.error(
         codes.UNKNOWN_METHOD,
         f"{receiver} has no method '{method}'",

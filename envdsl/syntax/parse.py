@@ -151,6 +151,7 @@ _PYTHON_WORDS = {
     "async": "tools are synchronous; `async` is not part of the language",
     "elseif": "write `elif`",
     "raise": 'fail the call with `fail "message"`',
+    "del": "there is no `del`: `m.remove(k)` (a map's key), `xs.remove(x)`, `t.delete(key)` (a row)",
 }
 
 

@@ -578,6 +578,13 @@ def test_del_gets_a_help() -> None:
     assert error.help is not None and "`m.remove(k)`" in error.help
 
 
+def test_a_tuple_gets_a_help() -> None:
+    text = "env E {\n  query t(a: int, b: int) -> bool {\n    return (a, b) == (b, a)\n  }\n}\n"
+    error, at = single_error(text)
+    assert error.code.code == "E0001" and at == ","
+    assert error.help is not None and "no tuples" in error.help
+
+
 def test_answer_beside_the_solution_gets_a_help() -> None:
     text = 'env E {\n  task t {\n    """Q?"""\n    solution { }\n    answer "2"\n  }\n}\n'
     error, at = single_error(text)

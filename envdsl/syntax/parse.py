@@ -224,6 +224,8 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
         return "blocks use braces, not a colon: `if cond { ... }`"
     if value in _PYTHON_WORDS:
         return _PYTHON_WORDS[value]
+    if value == "," and expected == {"RPAR"}:  # `(a, b)`: a tuple, not a call's arguments
+        return "there are no tuples: compare the values one by one, or group them in a record"
     if value == "answer" and "SOLUTION" in expected:  # a task's members, not its solution's
         return 'a reference answer is a step of the solution: `solution { ... answer "text" }`'
     if value == "=" and "'=='" in {_terminal_text(name) for name in expected}:

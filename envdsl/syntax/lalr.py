@@ -370,6 +370,9 @@ def _program(rule: Any, placeholders: bool) -> tuple[Any, ...]:
     if len(expansion) == 1 and expansion[0].is_term and kept is True and not inline:
         if not digits and kind != _BLOCK:  # what _reduce makes of it, done in parse()
             return (goto, 1, (name, 1 if kind == _EXPRESSION else 0))
+    if len(expansion) == 1 and kept is True and not inline and not digits:
+        if kind == _EXPRESSION:  # one rule's value kept as it is: done in parse() too
+            return (goto, 1, (name,))
     return (goto, len(expansion), (name, tuple(include), pending, inline, kind, digits, kept))
 
 
@@ -432,6 +435,10 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | Rejecte
                     )
                     state_stack[-1] = states[state_stack[-2]][goto]
                     continue
+                if len(program) == 1:  # an expression of one rule's value (see _program)
+                    value_stack[-1] = _wrap_one(program[0], value_stack[-1], suspect)
+                    state_stack[-1] = states[state_stack[-2]][goto]
+                    continue
                 value = _reduce(program, value_stack, size, suspect)
                 if size:
                     del state_stack[-size:]
@@ -453,6 +460,9 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | Rejecte
             child = value_stack[-1]
             value_stack[-1] = Node(program[0], [child], child.start_pos, child.end_pos, program[1])
             state_stack[-1] = states[state_stack[-2]][goto]
+        elif len(program) == 1:
+            value_stack[-1] = _wrap_one(program[0], value_stack[-1], suspect)
+            state_stack[-1] = states[state_stack[-2]][goto]
         else:
             value = _reduce(program, value_stack, size, suspect)
             if size:
@@ -461,6 +471,20 @@ def parse(tables: Tables, text: str, start: str) -> tuple[Value, bool] | Rejecte
             value_stack.append(value)
         if state_stack[-1] == end_state:
             return value_stack[-1], suspect[0]
+
+
+def _wrap_one(name: str, child: Any, suspect: list[bool]) -> Node:
+    """What _reduce makes of an expression rule of one symbol, kept as it is (a quarter of
+    the reductions that build a node): the node over it, with its positions and depths."""
+    if child.__class__ is Node:
+        depth = child.expr_depth + 1
+        if depth > limits.MAX_EXPR_DEPTH:
+            suspect[0] = True
+        if child.start is None:
+            return Node(name, [child], None, None, depth, child.block_depth)
+        return Node(name, [child], child.outer_start, child.outer_end, depth, child.block_depth)
+    first = child.start_pos  # a token
+    return Node(name, [child], first, None if first is None else child.end_pos, 1, 0)
 
 
 def _reduce(

@@ -209,10 +209,13 @@ class _Scanner:
         if "|".join(source for _, source, _ in alternatives) != pattern.pattern:
             return cls(pattern, ignore, keywords)
         firsts = [_first_chars(source, pattern.flags) for _, source, _ in alternatives]
+        chars = sorted(set().union(*(f for f in firsts if f is not None)))
+        starting = {c: tuple(i for i, f in enumerate(firsts) if f is None or c in f) for c in chars}
+        suffix = _blanks_after(alternatives, firsts, starting, ignore)
         by_first: dict[str, re.Pattern[str] | str] = {}
         unions: dict[tuple[int, ...], re.Pattern[str]] = {}
-        for char in sorted(set().union(*(f for f in firsts if f is not None))):
-            taken = tuple(i for i, f in enumerate(firsts) if f is None or char in f)
+        for char in chars:
+            taken = starting[char]
             name, _, terminal = alternatives[taken[0]]
             if (
                 len(taken) == 1
@@ -226,7 +229,7 @@ class _Scanner:
                 continue
             if taken not in unions:
                 source = "|".join(alternatives[i][1] for i in taken)
-                unions[taken] = re.compile(source, pattern.flags)
+                unions[taken] = re.compile(f"(?:{source}){suffix}", pattern.flags)
             by_first[char] = unions[taken]
         rest = [source for (_, source, _), f in zip(alternatives, firsts) if f is None]
         otherwise = re.compile("|".join(rest), pattern.flags) if rest else None
@@ -252,17 +255,37 @@ class _Scanner:
             if found is None:
                 raise _Reject(position)
             kind: Any = found.lastgroup  # the terminal's name: every group is one
-            after = found.end()
             if kind in ignore:
-                position = after
+                position = found.end()
                 continue
-            value = found.group()
+            value = found.group(kind)  # without the blanks after it (see _blanks_after)
             if kind in keywords:
                 kind = keywords[kind].get(value, kind)
             token = new(Token, value)
-            token.type, token.value, token.start_pos, token.end_pos = kind, value, position, after
+            token.type, token.value = kind, value
+            token.start_pos, token.end_pos = position, position + len(value)
             yield token
-            position = after
+            position = found.end()
+
+
+def _blanks_after(
+    alternatives: list[tuple[str, str, Any]],
+    firsts: list[frozenset[str] | None],
+    starting: dict[str, tuple[int, ...]],
+    ignore: frozenset[str],
+) -> str:
+    """What each union matches after its token: the blanks lark ignores (`%ignore /[ \\t\\f]+/`),
+    three lexemes in ten of a spec, each a turn of the scanner's loop of its own otherwise;
+    "" where that would not be exactly the next turn: the blanks' terminal must be the only
+    one that can start with each of its characters (then the next turn's union is it alone,
+    and matches what this optional group does; at any other character both match nothing)."""
+    for index, (name, _, terminal) in enumerate(alternatives):
+        first = firsts[index]
+        if name not in ignore or first is None or not first <= frozenset(" \t\f"):
+            continue
+        if all(starting[char] == (index,) for char in first):
+            return f"(?:{terminal.pattern.to_regexp()})?"
+    return ""
 
 
 def _first_chars(regexp: str, flags: int) -> frozenset[str] | None:

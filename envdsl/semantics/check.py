@@ -42,7 +42,10 @@ class BodyChecker(ExprChecker):
     ):
         super().__init__(checked, sink, assignable)
         self.resolve_type = resolve_type
-        self.aliases = AliasAnalysis(checked, lambda node: self.name_locals.get(id(node)))
+        # the dict's own `get`, not a lambda over self: a checker that its analysis refers back
+        # to is a cycle, and it holds the whole spec (AST, types) for the garbage collector
+        local_of = self.name_locals.get
+        self.aliases = AliasAnalysis(checked, lambda node: local_of(id(node)))
         # writes through locals, resolved once the body is checked (a local's roots can grow
         # after the write: `x = o.tags` later in a loop)
         self.alias_writes: list[_AliasWrite] = []

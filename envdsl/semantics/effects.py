@@ -46,6 +46,10 @@ def close_effects(checked: CheckedSpec, sink: DiagnosticSink) -> None:
     for name in callables:
         if name not in done:
             visit(name, [name])
+    # `visit` refers to itself through its closure: a cycle that would hold `checked` (the
+    # whole spec) until the cyclic garbage collector finds it; without it, the spec is freed
+    # as soon as its last reference goes
+    del visit
 
     # Transitive closure of reads and writes (bounded: the call graph is finite).
     changed = True

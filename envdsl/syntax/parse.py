@@ -320,8 +320,13 @@ _LONG_BODY = {q: re.compile(rf"(?:[^{q}\\]+|\\[\s\S]|{q}(?!{q}{q}))*") for q in 
 
 def _indent_at(text: str, offset: int) -> int:
     line_start = text.rfind("\n", 0, offset) + 1
-    line = text[line_start:]
-    return len(line) - len(line.lstrip(" \t"))
+    # matched in place: a slice of the line would copy the rest of the file, once per brace
+    found = _INDENT.match(text, line_start)
+    assert found is not None  # a `*` pattern always matches
+    return found.end() - line_start
+
+
+_INDENT = re.compile(r"[ \t]*")
 
 
 def _report(

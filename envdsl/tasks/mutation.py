@@ -118,13 +118,15 @@ def run_mutants(
     question: bool,
     action_steps: list[int],
     left_out: list[tuple[int, str, float]],
+    at_start: Environment | None = None,
 ) -> MutationReport | None:
     """Run the task's mutants, derived from the calls of `solved` (an environment that has
     just replayed the task's solution); None when those calls, replayed as the trace records
-    them, do not reach the same end (then no mutant derived from them would mean anything)."""
+    them, do not reach the same end (then no mutant derived from them would mean anything).
+    `at_start`: an environment to run them on (reset to the task here), else a new one."""
     reference: list[Call] = [(e.name, dict(e.arguments)) for e in solved.trace]
     end_hash = solved.state_hash()
-    env = env_class()
+    env = env_class() if at_start is None else at_start
     env.reset(task=task)
     facts = StartFacts.of(env)
     start = env.snapshot()

@@ -156,6 +156,19 @@ class TaskVerifier:
         self.watched = FieldsWatched(checked, task)
         self.initial_json: dict[str, Any] = {}
         self.states: list[tuple[int, dict[str, Any], list[Any]]] = []
+        # one environment for every run that starts over from the task's start (the
+        # counterexamples, the controls, the leave-one-out replays, the mutants): each run's
+        # reset(task=...) on it restores the start the first reset loaded (undoing what the
+        # last run wrote), where a new environment per run ran the task's init and checked
+        # the whole state again; an init is deterministic, so both start alike
+        self.from_start: Environment | None = None
+
+    def start_over(self) -> Environment:
+        """The environment of the runs that start from the task's start (`from_start`): each
+        of them resets it to the task first."""
+        if self.from_start is None:
+            self.from_start = self.env_class()
+        return self.from_start
 
     def checked_kind(self, step: ast.SolutionStep) -> str:
         assert isinstance(step.call.func, ast.NameRef)
@@ -186,9 +199,10 @@ class TaskVerifier:
         before = env.evaluate()  # the empty trajectory: no call, no answer
         self.report.passing_before = _passing(before)
         self.report.controls["nothing"] = before["reward"]
+        hash_before = env.state_hash()
+        self.from_start = env  # the runs below start over on it (see from_start)
         self.show_frame()
         self.replay_counterexamples()
-        hash_before = env.state_hash()
         if self.task.solution is None:
             if self.task.counterexamples:  # a refusal: doing nothing is the reference
                 self.report.refusal = True
@@ -284,7 +298,7 @@ class TaskVerifier:
         """Each `counterexample` run the author gives must score 0: a harmful run the grading
         rewards at all is a hole."""
         for index, counterexample in enumerate(self.task.counterexamples):
-            env = self.env_class()
+            env = self.start_over()
             env.run_counterexample(self.name, index)
             evaluation = env.evaluate()
             self.report.counterexamples.append(evaluation["reward"])
@@ -324,7 +338,7 @@ class TaskVerifier:
         steps = self.task.solution or ()
         if self.answer_checks or len(self.actions) == len(steps):
             return None
-        env = self.env_class()
+        env = self.start_over()
         env.solve(self.name, leave_out=self.actions)
         evaluation = env.evaluate()
         self.report.controls["only_reading"] = evaluation["reward"]
@@ -337,7 +351,7 @@ class TaskVerifier:
         assert self.task.solution is not None
         unnoticed: set[int] = set()
         for index in self.actions:
-            env = self.env_class()
+            env = self.start_over()
             env.solve(self.name, leave_out=[index])
             evaluation = env.evaluate(self.reference)
             partial.append((env.state_hash(), evaluation))
@@ -389,6 +403,7 @@ class TaskVerifier:
             question=self.is_question(),
             action_steps=self.actions,
             left_out=self.report.left_out,
+            at_start=self.start_over(),
         )
         self.report.mutation = mutation
         if mutation is not None:

@@ -284,7 +284,23 @@ def highest_auto_number(prefix: str, keys: Iterable[Key]) -> int:
     not probe every loaded key. Raises ValueError for a key with digits int() does not read."""
     start = prefix + "-"
     keys = keys if type(keys) is list else list(keys)
-    if set(map(type, keys)) <= _STR_ONLY:
+    strs = set(map(type, keys)) <= _STR_ONLY
+    joined = "".join(keys) if strs else ""
+    widths: set[int] = set(map(len, keys)) if strs and joined.isascii() else set()
+    if len(widths) == 1:
+        # the commonest case, keys the counter made with one width (`LOG-0001`...): then
+        # the keys' characters at each position are a slice of the keys joined, those of
+        # `start`'s positions must be its characters and the rest ASCII digits, and the
+        # largest key in text order holds the largest number (half the regex's time below)
+        width = len(keys[0])
+        count = len(keys)
+        if (
+            width > len(start)
+            and all(joined[at::width] == char * count for at, char in enumerate(start))
+            and all(joined[at::width].isdigit() for at in range(len(start), width))
+        ):
+            return int(max(keys)[len(start) :])
+    if strs:
         # the common case in C loops, a third of a 100-row table's fill where the keys are
         # ASCII without a line break: one regex pass over the keys as lines (on ASCII, [0-9]
         # is what isdigit takes), and where the numbers have one width, the largest in text

@@ -1381,19 +1381,15 @@ def test_generated_calls_keep_params_named_like_their_own_locals_apart(tmp_path:
 
 
 def test_the_row_loaders_are_the_generated_modules_own_functions() -> None:
-    """Every table of every example carries the loaders the compiler wrote into its module
-    (codegen/loaders.py): `one`, `many` and (str keys) `keyed`, named after the table."""
+    """Every table of every example carries the loader the compiler wrote into its module
+    (codegen/loaders.py), named after the table, and (str keys) its key's JSON name."""
     for path in EXAMPLES:
         env_class = envdsl.load(path)
         for name, spec in env_class.TABLES.items():
             loader = spec.loader
             assert loader is not None, (path.stem, name)
-            functions = [loader.one, loader.many, *([loader.keyed] if loader.keyed else [])]
-            assert [f.__name__ for f in functions][:2] == [
-                f"_load_row_{name}",
-                f"_load_rows_{name}",
-            ]
-            assert all(f.__module__ == env_class.__module__ for f in functions)
+            assert loader.many.__name__ == f"_load_rows_{name}"
+            assert loader.many.__module__ == env_class.__module__
             key = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
             assert (loader.keyed is not None) == (type(key.spec) is StrSpec)
 

@@ -22,6 +22,7 @@ reference's message, from one source.
 from __future__ import annotations
 
 import gc
+from itertools import repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 
 _TABLE_FORMS = (list, dict)
+_STR_ONLY = {str}
+_DICT_ONLY = {dict}
 _PAUSE_COLLECTOR_ROWS = 30_000  # rows of a state loaded with the cyclic collector paused
 
 
@@ -157,24 +160,45 @@ def load_plainly(env: StateOwner, data: Any) -> bool:
 def _load_table(env: StateOwner, name: str, spec: TableSpec, value: Any, load: RowLoader) -> None:
     if type(value) is list:
         rows = load.many(value)
-    elif type(value) is dict and load.keyed is not None:
-        rows = load.keyed(value)
     elif type(value) is dict:
-        key_spec = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
-        rows = []
-        for key, row in value.items():
-            if type(key) is not str or type(row) is not dict or has_surrogate(key):
-                raise Slow
-            key_value = key_from_json(key_spec.spec, key, "")  # the reference's canonical key
-            if key_spec.name not in row:
-                row = {**row, key_spec.name: key_value}
-            elif key_spec.spec.from_json(row[key_spec.name], "") != key_value:
-                raise Slow
-            rows.append(load.one(row))
+        rows = _load_keyed(spec, value, load)
     else:
         raise Slow
     _add_rows(env, env._tables[name], rows)
     env._world.digests.table_changed(name)
+
+
+def _load_keyed(spec: TableSpec, keyed: dict[Any, Any], load: RowLoader) -> list[Any]:
+    """The rows of a table given as an object of them keyed by their keys: each row given its
+    key where it leaves it out, and holding the object's key where it does not, read by the
+    table's loader."""
+    key_attribute = spec.schema.key
+    if load.keyed is not None:  # a str key: the object's keys as they are
+        key_name = load.keyed
+        keys = list(keyed)
+        raws = list(keyed.values())
+        if not set(map(type, keys)) <= _STR_ONLY or not set(map(type, raws)) <= _DICT_ONLY:
+            raise Slow
+        if not all(map(dict.__contains__, raws, repeat(key_name))):
+            raws = [
+                raw if key_name in raw else {**raw, key_name: key} for key, raw in zip(keys, raws)
+            ]
+        rows = load.many(raws)
+        if list(map(attrgetter(key_attribute), rows)) != keys:
+            raise Slow
+        return rows
+    key_spec = next(f for f in spec.row.fields if f.attribute == key_attribute)
+    raws = []
+    for key, row in keyed.items():
+        if type(key) is not str or type(row) is not dict or has_surrogate(key):
+            raise Slow
+        key_value = key_from_json(key_spec.spec, key, "")  # the reference's canonical key
+        if key_spec.name not in row:
+            row = {**row, key_spec.name: key_value}
+        elif key_spec.spec.from_json(row[key_spec.name], "") != key_value:
+            raise Slow
+        raws.append(row)
+    return load.many(raws)
 
 
 def _add_rows(env: StateOwner, table: Table[Any], rows: list[Any]) -> None:

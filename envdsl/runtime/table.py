@@ -284,29 +284,28 @@ def highest_auto_number(prefix: str, keys: Iterable[Key]) -> int:
     not probe every loaded key. Raises ValueError for a key with digits int() does not read."""
     start = prefix + "-"
     keys = keys if type(keys) is list else list(keys)
-    strs = set(map(type, keys)) <= _STR_ONLY
-    joined = "".join(keys) if strs else ""
-    widths: set[int] = set(map(len, keys)) if strs and joined.isascii() else set()
-    if len(widths) == 1:
-        # the commonest case, keys the counter made with one width (`LOG-0001`...): then
-        # the keys' characters at each position are a slice of the keys joined, those of
-        # `start`'s positions must be its characters and the rest ASCII digits, and the
-        # largest key in text order holds the largest number (half the regex's time below)
-        width = len(keys[0])
-        count = len(keys)
-        if (
-            width > len(start)
-            and all(joined[at::width] == char * count for at, char in enumerate(start))
-            and all(joined[at::width].isdigit() for at in range(len(start), width))
-        ):
-            return int(max(keys)[len(start) :])
-    if strs:
-        # the common case in C loops, a third of a 100-row table's fill where the keys are
-        # ASCII without a line break: one regex pass over the keys as lines (on ASCII, [0-9]
-        # is what isdigit takes), and where the numbers have one width, the largest in text
-        # order is the largest
+    if set(map(type, keys)) <= _STR_ONLY:
+        # the common case in C loops, where the keys are ASCII without a line break: the
+        # keys as lines
         text = "\n".join(keys)
-        if text.isascii() and text.count("\n") == len(keys) - 1:
+        count = len(keys)
+        if text.isascii() and text.count("\n") == count - 1:
+            width = len(keys[0]) if keys else 0
+            if (
+                width > len(start)
+                and len(text) == count * (width + 1) - 1
+                and text[width :: width + 1] == "\n" * (count - 1)
+                and all(text[at :: width + 1] == char * count for at, char in enumerate(start))
+                and all(text[at :: width + 1].isdigit() for at in range(len(start), width))
+            ):
+                # the commonest case, keys the counter made with one width (`LOG-0001`...):
+                # every line as long as the first (each line break where that makes it),
+                # `start` in each and ASCII digits after it, each position's characters a
+                # slice of the text; then the largest key in text order holds the largest
+                # number (the regex below took twice as long)
+                return int(max(keys)[len(start) :])
+            # one regex pass over the lines (on ASCII, [0-9] is what isdigit takes), and
+            # where the numbers have one width, the largest in text order is the largest
             numbers = _numbered(start)(text)
             if len(set(map(len, numbers))) == 1:
                 return int(max(numbers))

@@ -1059,12 +1059,13 @@ _KNOWN_Reminder: frozenset[str] = frozenset(
 _BY_VALUE_SPEC_ReminderKind: dict[Any, Any] = SPEC_ReminderKind.by_value
 
 
-def _load_rows_specialities(values: Any) -> list[Speciality]:
+def _load_rows_specialities(values: Any, decoded: bool) -> list[Speciality]:
     "The rows of specialities from a list of 2-field objects, or _Slow."
     rows: list[Speciality] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1092,12 +1093,13 @@ def _load_rows_specialities(values: Any) -> list[Speciality]:
     return rows
 
 
-def _load_rows_dentists(values: Any) -> list[Dentist]:
+def _load_rows_dentists(values: Any, decoded: bool) -> list[Dentist]:
     "The rows of dentists from a list of 2-field objects, or _Slow."
     rows: list[Dentist] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1125,12 +1127,13 @@ def _load_rows_dentists(values: Any) -> list[Dentist]:
     return rows
 
 
-def _load_rows_dentist_specialities(values: Any) -> list[DentistSpeciality]:
+def _load_rows_dentist_specialities(values: Any, decoded: bool) -> list[DentistSpeciality]:
     "The rows of dentist_specialities from a list of 3-field objects, or _Slow."
     rows: list[DentistSpeciality] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1163,12 +1166,13 @@ def _load_rows_dentist_specialities(values: Any) -> list[DentistSpeciality]:
     return rows
 
 
-def _load_rows_working_hours(values: Any) -> list[WorkingHours]:
+def _load_rows_working_hours(values: Any, decoded: bool) -> list[WorkingHours]:
     "The rows of working_hours from a list of 5-field objects, or _Slow."
     rows: list[WorkingHours] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1213,12 +1217,13 @@ def _load_rows_working_hours(values: Any) -> list[WorkingHours]:
     return rows
 
 
-def _load_rows_rooms(values: Any) -> list[Room]:
+def _load_rows_rooms(values: Any, decoded: bool) -> list[Room]:
     "The rows of rooms from a list of 3-field objects, or _Slow."
     rows: list[Room] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1251,12 +1256,13 @@ def _load_rows_rooms(values: Any) -> list[Room]:
     return rows
 
 
-def _load_rows_treatments(values: Any) -> list[Treatment]:
+def _load_rows_treatments(values: Any, decoded: bool) -> list[Treatment]:
     "The rows of treatments from a list of 5-field objects, or _Slow."
     rows: list[Treatment] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1299,12 +1305,13 @@ def _load_rows_treatments(values: Any) -> list[Treatment]:
     return rows
 
 
-def _load_rows_patients(values: Any) -> list[Patient]:
+def _load_rows_patients(values: Any, decoded: bool) -> list[Patient]:
     "The rows of patients from a list of 5-field objects, or _Slow."
     rows: list[Patient] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1354,12 +1361,13 @@ def _load_rows_patients(values: Any) -> list[Patient]:
     return rows
 
 
-def _load_rows_appointments(values: Any) -> list[Appointment]:
+def _load_rows_appointments(values: Any, decoded: bool) -> list[Appointment]:
     "The rows of appointments from a list of 11-field objects, or _Slow."
     rows: list[Appointment] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1485,12 +1493,13 @@ def _load_rows_appointments(values: Any) -> list[Appointment]:
     return rows
 
 
-def _load_rows_reminders(values: Any) -> list[Reminder]:
+def _load_rows_reminders(values: Any, decoded: bool) -> list[Reminder]:
     "The rows of reminders from a list of 6-field objects, or _Slow."
     rows: list[Reminder] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

@@ -788,12 +788,13 @@ _KNOWN_DocumentVersion: frozenset[str] = frozenset(
 )
 
 
-def _load_rows_documents(values: Any) -> list[Document]:
+def _load_rows_documents(values: Any, decoded: bool) -> list[Document]:
     "The rows of documents from a list of 8-field objects, or _Slow."
     rows: list[Document] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -875,12 +876,13 @@ def _load_rows_documents(values: Any) -> list[Document]:
     return rows
 
 
-def _load_rows_users(values: Any) -> list[User]:
+def _load_rows_users(values: Any, decoded: bool) -> list[User]:
     "The rows of users from a list of 4-field objects, or _Slow."
     rows: list[User] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -935,12 +937,13 @@ def _read_0(raw: Any, place: _Place, depth: int) -> Any:
         raise _NotPlain from None
 
 
-def _load_rows_access_control(values: Any) -> list[AccessControlEntry]:
+def _load_rows_access_control(values: Any, decoded: bool) -> list[AccessControlEntry]:
     "The rows of access_control from a list of 4-field objects, or _Slow."
     rows: list[AccessControlEntry] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -988,12 +991,13 @@ def _load_rows_access_control(values: Any) -> list[AccessControlEntry]:
     return rows
 
 
-def _load_rows_versions(values: Any) -> list[DocumentVersion]:
+def _load_rows_versions(values: Any, decoded: bool) -> list[DocumentVersion]:
     "The rows of versions from a list of 6-field objects, or _Slow."
     rows: list[DocumentVersion] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

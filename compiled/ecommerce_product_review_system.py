@@ -504,12 +504,13 @@ _KNOWN_User: frozenset[str] = frozenset(
 _BY_VALUE_SPEC_AccountStatus: dict[Any, Any] = SPEC_AccountStatus.by_value
 
 
-def _load_rows_products(values: Any) -> list[Product]:
+def _load_rows_products(values: Any, decoded: bool) -> list[Product]:
     "The rows of products from a list of 5-field objects, or _Slow."
     rows: list[Product] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -552,12 +553,13 @@ def _load_rows_products(values: Any) -> list[Product]:
     return rows
 
 
-def _load_rows_reviews(values: Any) -> list[Review]:
+def _load_rows_reviews(values: Any, decoded: bool) -> list[Review]:
     "The rows of reviews from a list of 7-field objects, or _Slow."
     rows: list[Review] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -621,12 +623,13 @@ def _load_rows_reviews(values: Any) -> list[Review]:
     return rows
 
 
-def _load_rows_users(values: Any) -> list[User]:
+def _load_rows_users(values: Any, decoded: bool) -> list[User]:
     "The rows of users from a list of 5-field objects, or _Slow."
     rows: list[User] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

@@ -893,12 +893,13 @@ _KNOWN_JobPosition: frozenset[str] = frozenset(
 _KNOWN_EmploymentStatus: frozenset[str] = frozenset(["description", "is_active", "status_type"])
 
 
-def _load_rows_employees(values: Any) -> list[Employee]:
+def _load_rows_employees(values: Any, decoded: bool) -> list[Employee]:
     "The rows of employees from a list of 14-field objects, or _Slow."
     rows: list[Employee] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1001,12 +1002,13 @@ def _load_rows_employees(values: Any) -> list[Employee]:
     return rows
 
 
-def _load_rows_departments(values: Any) -> list[Department]:
+def _load_rows_departments(values: Any, decoded: bool) -> list[Department]:
     "The rows of departments from a list of 4-field objects, or _Slow."
     rows: list[Department] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1046,12 +1048,13 @@ def _load_rows_departments(values: Any) -> list[Department]:
     return rows
 
 
-def _load_rows_job_positions(values: Any) -> list[JobPosition]:
+def _load_rows_job_positions(values: Any, decoded: bool) -> list[JobPosition]:
     "The rows of job_positions from a list of 5-field objects, or _Slow."
     rows: list[JobPosition] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1100,12 +1103,13 @@ def _load_rows_job_positions(values: Any) -> list[JobPosition]:
     return rows
 
 
-def _load_rows_employment_statuses(values: Any) -> list[EmploymentStatus]:
+def _load_rows_employment_statuses(values: Any, decoded: bool) -> list[EmploymentStatus]:
     "The rows of employment_statuses from a list of 3-field objects, or _Slow."
     rows: list[EmploymentStatus] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

@@ -1064,12 +1064,13 @@ _KNOWN_Hold: frozenset[str] = frozenset(
 _BY_VALUE_SPEC_HoldState: dict[Any, Any] = SPEC_HoldState.by_value
 
 
-def _load_rows_authors(values: Any) -> list[Author]:
+def _load_rows_authors(values: Any, decoded: bool) -> list[Author]:
     "The rows of authors from a list of 2-field objects, or _Slow."
     rows: list[Author] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1097,12 +1098,13 @@ def _load_rows_authors(values: Any) -> list[Author]:
     return rows
 
 
-def _load_rows_books(values: Any) -> list[Book]:
+def _load_rows_books(values: Any, decoded: bool) -> list[Book]:
     "The rows of books from a list of 3-field objects, or _Slow."
     rows: list[Book] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1135,12 +1137,13 @@ def _load_rows_books(values: Any) -> list[Book]:
     return rows
 
 
-def _load_rows_book_authors(values: Any) -> list[BookAuthor]:
+def _load_rows_book_authors(values: Any, decoded: bool) -> list[BookAuthor]:
     "The rows of book_authors from a list of 3-field objects, or _Slow."
     rows: list[BookAuthor] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1173,12 +1176,13 @@ def _load_rows_book_authors(values: Any) -> list[BookAuthor]:
     return rows
 
 
-def _load_rows_copies(values: Any) -> list[Copy]:
+def _load_rows_copies(values: Any, decoded: bool) -> list[Copy]:
     "The rows of copies from a list of 4-field objects, or _Slow."
     rows: list[Copy] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1218,12 +1222,13 @@ def _load_rows_copies(values: Any) -> list[Copy]:
     return rows
 
 
-def _load_rows_members(values: Any) -> list[Member]:
+def _load_rows_members(values: Any, decoded: bool) -> list[Member]:
     "The rows of members from a list of 7-field objects, or _Slow."
     rows: list[Member] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1290,12 +1295,13 @@ def _load_rows_members(values: Any) -> list[Member]:
     return rows
 
 
-def _load_rows_loans(values: Any) -> list[Loan]:
+def _load_rows_loans(values: Any, decoded: bool) -> list[Loan]:
     "The rows of loans from a list of 8-field objects, or _Slow."
     rows: list[Loan] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1384,12 +1390,13 @@ def _load_rows_loans(values: Any) -> list[Loan]:
     return rows
 
 
-def _load_rows_holds(values: Any) -> list[Hold]:
+def _load_rows_holds(values: Any, decoded: bool) -> list[Hold]:
     "The rows of holds from a list of 7-field objects, or _Slow."
     rows: list[Hold] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

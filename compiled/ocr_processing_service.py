@@ -579,12 +579,13 @@ _KNOWN_Result: frozenset[str] = frozenset(
 )
 
 
-def _load_rows_requests(values: Any) -> list[OCRRequest]:
+def _load_rows_requests(values: Any, decoded: bool) -> list[OCRRequest]:
     "The rows of requests from a list of 6-field objects, or _Slow."
     rows: list[OCRRequest] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -678,12 +679,13 @@ def _read_0(raw: Any, place: _Place, depth: int) -> Any:
     return value
 
 
-def _load_rows_result_repository(values: Any) -> list[Result]:
+def _load_rows_result_repository(values: Any, decoded: bool) -> list[Result]:
     "The rows of result_repository from a list of 4-field objects, or _Slow."
     rows: list[Result] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

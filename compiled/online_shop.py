@@ -1037,12 +1037,13 @@ def _read_0(raw: Any, place: _Place, depth: int) -> Any:
     return value
 
 
-def _load_rows_products(values: Any) -> list[Product]:
+def _load_rows_products(values: Any, decoded: bool) -> list[Product]:
     "The rows of products from a list of 6-field objects, or _Slow."
     rows: list[Product] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1151,12 +1152,13 @@ def _read_2(raw: Any, place: _Place, depth: int) -> Any:
     return value
 
 
-def _load_rows_customers(values: Any) -> list[Customer]:
+def _load_rows_customers(values: Any, decoded: bool) -> list[Customer]:
     "The rows of customers from a list of 7-field objects, or _Slow."
     rows: list[Customer] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1227,12 +1229,13 @@ def _load_rows_customers(values: Any) -> list[Customer]:
     return rows
 
 
-def _load_rows_coupons(values: Any) -> list[Coupon]:
+def _load_rows_coupons(values: Any, decoded: bool) -> list[Coupon]:
     "The rows of coupons from a list of 5-field objects, or _Slow."
     rows: list[Coupon] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1327,12 +1330,13 @@ def _read_3(raw: Any, place: _Place, depth: int) -> Any:
     return value
 
 
-def _load_rows_orders(values: Any) -> list[Order]:
+def _load_rows_orders(values: Any, decoded: bool) -> list[Order]:
     "The rows of orders from a list of 12-field objects, or _Slow."
     rows: list[Order] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

@@ -461,12 +461,13 @@ _KNOWN_Category: frozenset[str] = frozenset(["category_name", "created_at"])
 _KNOWN_Tag: frozenset[str] = frozenset(["tag_name"])
 
 
-def _load_rows_notes(values: Any) -> list[Note]:
+def _load_rows_notes(values: Any, decoded: bool) -> list[Note]:
     "The rows of notes from a list of 8-field objects, or _Slow."
     rows: list[Note] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -552,12 +553,13 @@ def _load_rows_notes(values: Any) -> list[Note]:
     return rows
 
 
-def _load_rows_categories(values: Any) -> list[Category]:
+def _load_rows_categories(values: Any, decoded: bool) -> list[Category]:
     "The rows of categories from a list of 2-field objects, or _Slow."
     rows: list[Category] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -596,12 +598,13 @@ def _load_rows_categories(values: Any) -> list[Category]:
     return rows
 
 
-def _load_rows_tags(values: Any) -> list[Tag]:
+def _load_rows_tags(values: Any, decoded: bool) -> list[Tag]:
     "The rows of tags from a list of 1-field objects, or _Slow."
     rows: list[Tag] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

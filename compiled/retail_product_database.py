@@ -597,12 +597,13 @@ _KNOWN_Product: frozenset[str] = frozenset(
 _BY_VALUE_SPEC_Category: dict[Any, Any] = SPEC_Category.by_value
 
 
-def _load_rows_products(values: Any) -> list[Product]:
+def _load_rows_products(values: Any, decoded: bool) -> list[Product]:
     "The rows of products from a list of 10-field objects, or _Slow."
     rows: list[Product] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

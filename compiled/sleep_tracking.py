@@ -391,12 +391,13 @@ _KNOWN_Ticket: frozenset[str] = frozenset(["status", "ticket_id", "user"])
 _BY_VALUE_SPEC_TicketState: dict[Any, Any] = SPEC_TicketState.by_value
 
 
-def _load_rows_users(values: Any) -> list[User]:
+def _load_rows_users(values: Any, decoded: bool) -> list[User]:
     "The rows of users from a list of 6-field objects, or _Slow."
     rows: list[User] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -454,12 +455,13 @@ def _load_rows_users(values: Any) -> list[User]:
     return rows
 
 
-def _load_rows_logs(values: Any) -> list[SleepLog]:
+def _load_rows_logs(values: Any, decoded: bool) -> list[SleepLog]:
     "The rows of logs from a list of 6-field objects, or _Slow."
     rows: list[SleepLog] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -531,12 +533,13 @@ def _load_rows_logs(values: Any) -> list[SleepLog]:
     return rows
 
 
-def _load_rows_tickets(values: Any) -> list[Ticket]:
+def _load_rows_tickets(values: Any, decoded: bool) -> list[Ticket]:
     "The rows of tickets from a list of 3-field objects, or _Slow."
     rows: list[Ticket] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:

@@ -581,7 +581,7 @@ def loaded(
     env = env_class()
     with pytest.MonkeyPatch.context() as patch:
         if reference:  # the reference path alone: the bulk loader never takes a state
-            patch.setattr(environment_module, "load_plainly", lambda env, data: False)
+            patch.setattr(environment_module, "load_plainly", lambda env, data, **_: False)
         try:
             env.reset(task=task) if task is not None else env.reset(state=state)
         except InvalidState as error:
@@ -1069,7 +1069,10 @@ def test_tasks_that_start_from_an_init_file_load_in_bulk_as_the_reference() -> N
                 patch.setattr(
                     environment_module,
                     "load_plainly",
-                    lambda env, data: (taken.append(load_plainly(env, data)), taken[-1])[-1],
+                    lambda env, data, **how: (
+                        taken.append(load_plainly(env, data, **how)),
+                        taken[-1],
+                    )[-1],
                 )
                 fast = loaded(env_class, None, reference=False, task=task)
             assert taken == [True], task  # the bulk loader took it
@@ -1098,12 +1101,12 @@ def test_indexes_of_a_bulk_load_follow_every_change_as_the_references(
         patch.setattr(
             environment_module,
             "load_plainly",
-            lambda env, data: (taken.append(load_plainly(env, data)), taken[-1])[-1],
+            lambda env, data, **how: (taken.append(load_plainly(env, data, **how)), taken[-1])[-1],
         )
         fast.reset(state=PARENTS_STATE)
     assert taken == [True]  # the bulk loader took it
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(environment_module, "load_plainly", lambda env, data: False)
+        patch.setattr(environment_module, "load_plainly", lambda env, data, **_: False)
         reference.reset(state=PARENTS_STATE)
     fast_start, reference_start = fast.snapshot(), reference.snapshot()
     results = []

@@ -245,7 +245,7 @@ class Environment:
             getattr(self, spec.init)()
         elif spec.init_data is not None:
             data = json.loads(spec.init_data)
-            if load_plainly(self, data):
+            if load_plainly(self, data, decoded=True):
                 return True
             self._clear()  # the reference path, which says what is wrong
             self._load_json_state(data)
@@ -258,13 +258,14 @@ class Environment:
             if isinstance(state, str):
                 fast = _decoded_fast(state)
                 if fast is not _UNDECODED:
-                    if load_plainly(self, fast):
+                    if load_plainly(self, fast, decoded=True):
                         return
                     self._clear()  # not plain: the text again, as it always was read
                 data = _DECODER.decode(state)
             else:
                 data = state
-            if load_plainly(self, data):  # valid plain data, in bulk (envdsl/runtime/loading.py)
+            # valid plain data, in bulk (envdsl/runtime/loading.py)
+            if load_plainly(self, data, decoded=isinstance(state, str)):
                 return
             self._clear()  # anything else: the reference path, which says what is wrong
             problem = json_problem(data)

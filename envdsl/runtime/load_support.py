@@ -36,12 +36,13 @@ from envdsl.runtime.values import TypeSpec, UTC, parse_date, parse_datetime
 
 class RowLoader(NamedTuple):
     """The generated reader of one table's rows, `many` (a list of rows from a list of JSON
-    objects, in one loop: no call per row), and `keyed`: the key's JSON name where the key
+    objects, in one loop: no call per row; told whether they were decoded from JSON text, where
+    every name is an exact str already), and `keyed`: the key's JSON name where the key
     is a str, so that a table given as an object of rows keyed by their keys takes the
     object's keys as they are (runtime/loading.py); None for other keys, read through their
     specs."""
 
-    many: Callable[[Any], list[Any]]
+    many: Callable[[Any, bool], list[Any]]  # (rows, decoded from JSON text)
     keyed: str | None
 
 

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 
 _TABLE_FORMS = (list, dict)
 _STR_ONLY = {str}
-_DICT_ONLY = {dict}
 _PAUSE_COLLECTOR_ROWS = 30_000  # rows of a state loaded with the cyclic collector paused
 
 
@@ -98,10 +97,11 @@ def _plan(env: StateOwner) -> _LoadPlan:
     return plan
 
 
-def load_plainly(env: StateOwner, data: Any) -> bool:
+def load_plainly(env: StateOwner, data: Any, decoded: bool = False) -> bool:
     """Load `data` into `env`'s (empty) world and check every rule; False when this loader
     does not take it, which leaves the world half-filled: the caller clears it and loads the
-    state through the reference path."""
+    state through the reference path. `decoded`: `data` is what a JSON decoder made of a
+    text (every object's names exact strs, which the loaders need not check again)."""
     if type(data) is not dict:
         return False
     plan = _plan(env)
@@ -132,7 +132,7 @@ def load_plainly(env: StateOwner, data: Any) -> bool:
                     raise Slow
                 value = data[name]
                 if value or type(value) not in _TABLE_FORMS:  # an empty table stays as it is
-                    _load_table(env, name, spec, value, spec.loader)
+                    _load_table(env, name, spec, value, spec.loader, decoded)
         for name, scalar_spec, required in plan.scalars:
             if name in data:
                 value = data[name]
@@ -157,18 +157,22 @@ def load_plainly(env: StateOwner, data: Any) -> bool:
     return True
 
 
-def _load_table(env: StateOwner, name: str, spec: TableSpec, value: Any, load: RowLoader) -> None:
+def _load_table(
+    env: StateOwner, name: str, spec: TableSpec, value: Any, load: RowLoader, decoded: bool
+) -> None:
     if type(value) is list:
-        rows = load.many(value)
+        rows = load.many(value, decoded)
     elif type(value) is dict:
-        rows = _load_keyed(spec, value, load)
+        rows = _load_keyed(spec, value, load, decoded)
     else:
         raise Slow
     _add_rows(env, env._tables[name], rows)
     env._world.digests.table_changed(name)
 
 
-def _load_keyed(spec: TableSpec, keyed: dict[Any, Any], load: RowLoader) -> list[Any]:
+def _load_keyed(
+    spec: TableSpec, keyed: dict[Any, Any], load: RowLoader, decoded: bool
+) -> list[Any]:
     """The rows of a table given as an object of them keyed by their keys: each row given its
     key where it leaves it out, and holding the object's key where it does not, read by the
     table's loader."""
@@ -177,13 +181,13 @@ def _load_keyed(spec: TableSpec, keyed: dict[Any, Any], load: RowLoader) -> list
         key_name = load.keyed
         keys = list(keyed)
         raws = list(keyed.values())
-        if not set(map(type, keys)) <= _STR_ONLY or not set(map(type, raws)) <= _DICT_ONLY:
+        if not (decoded or set(map(type, keys)) <= _STR_ONLY) or set(map(type, raws)) != {dict}:
             raise Slow
         if not all(map(dict.__contains__, raws, repeat(key_name))):
             raws = [
                 raw if key_name in raw else {**raw, key_name: key} for key, raw in zip(keys, raws)
             ]
-        rows = load.many(raws)
+        rows = load.many(raws, decoded)
         if list(map(attrgetter(key_attribute), rows)) != keys:
             raise Slow
         return rows
@@ -198,7 +202,7 @@ def _load_keyed(spec: TableSpec, keyed: dict[Any, Any], load: RowLoader) -> list
         elif key_spec.spec.from_json(row[key_spec.name], "") != key_value:
             raise Slow
         raws.append(row)
-    return load.many(raws)
+    return load.many(raws, decoded)
 
 
 def _add_rows(env: StateOwner, table: Table[Any], rows: list[Any]) -> None:

@@ -178,7 +178,7 @@ class Environment:
             world is not self._world
             or world.watched
             or world.trace
-            or any(map(len, world.tables.values()))
+            or any([table._rows for table in world.tables.values()])
             or not all(map(operator.is_, world.scalars.values(), scalars))
         ):
             self._clear()
@@ -404,7 +404,9 @@ class Environment:
         return call_budget
 
     def _rows(self) -> int:
-        return sum(len(table) for table in self._tables.values())
+        # (each table's dict read as Table.__len__ reads it: a Python call a table was most
+        # of what this cost in a reset)
+        return sum([len(table._rows) for table in self._tables.values()])
 
     def _over_state_budget(self, call_budget: int) -> str:
         return (

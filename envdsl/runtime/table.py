@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import groupby
 from operator import attrgetter
 from typing import AbstractSet, Any, Callable, Generic, Iterable, Iterator, TypeVar
 
@@ -290,20 +291,13 @@ def highest_auto_number(prefix: str, keys: Iterable[Key]) -> int:
         text = "\n".join(keys)
         count = len(keys)
         if text.isascii() and text.count("\n") == count - 1:
-            width = len(keys[0]) if keys else 0
-            if (
-                width > len(start)
-                and len(text) == count * (width + 1) - 1
-                and text[width :: width + 1] == "\n" * (count - 1)
-                and all(text[at :: width + 1] == char * count for at, char in enumerate(start))
-                and all(text[at :: width + 1].isdigit() for at in range(len(start), width))
-            ):
-                # the commonest case, keys the counter made with one width (`LOG-0001`...):
-                # every line as long as the first (each line break where that makes it),
-                # `start` in each and ASCII digits after it, each position's characters a
-                # slice of the text; then the largest key in text order holds the largest
-                # number (the regex below took twice as long)
-                return int(max(keys)[len(start) :])
+            # the commonest case, keys the counter made (`LOG-0001`... `LOG-10000`...): runs
+            # of keys of one width, each key `start` and ASCII digits, so that in each run the
+            # largest key in text order holds its largest number (a regex over every line,
+            # below, was a tenth of a 10,000-row load)
+            runs = [list(run) for _, run in groupby(keys, len)]
+            if len(runs) <= _WIDTH_RUNS and all(_counter_made(start, run) for run in runs):
+                return max([int(max(run)[len(start) :]) for run in runs])
             # one regex pass over the lines (on ASCII, [0-9] is what isdigit takes), and
             # where the numbers have one width, the largest in text order is the largest
             numbers = _numbered(start)(text)
@@ -316,6 +310,21 @@ def highest_auto_number(prefix: str, keys: Iterable[Key]) -> int:
 
 
 _STR_ONLY = {str}
+_WIDTH_RUNS = 8  # runs of keys of one width read apart (more: the regex)
+
+
+def _counter_made(start: str, keys: list[str]) -> bool:
+    """Whether each of these ASCII keys of one width, without line breaks, is `start` and
+    ASCII digits: the keys joined by line breaks, the characters of each position a slice."""
+    width = len(keys[0])
+    if width <= len(start):
+        return False
+    text = "\n".join(keys)
+    count = len(keys)
+    step = width + 1
+    return all(text[at::step] == char * count for at, char in enumerate(start)) and all(
+        text[at::step].isdigit() for at in range(len(start), width)
+    )
 
 
 @lru_cache(maxsize=64)

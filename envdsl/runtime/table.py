@@ -295,9 +295,18 @@ def highest_auto_number(prefix: str, keys: Iterable[Key]) -> int:
             # of keys of one width, each key `start` and ASCII digits, so that in each run the
             # largest key in text order holds its largest number (a regex over every line,
             # below, was a tenth of a 10,000-row load)
-            runs = [list(run) for _, run in groupby(keys, len)]
-            if len(runs) <= _WIDTH_RUNS and all(_counter_made(start, run) for run in runs):
-                return max([int(max(run)[len(start) :]) for run in runs])
+            width = len(keys[0]) if keys else 0
+            if len(text) == count * (width + 1) - 1 and text[width :: width + 1] == "\n" * (
+                count - 1
+            ):  # every key as wide as the first (each line break where that makes it)
+                if _counter_made(start, text, width, count):
+                    return int(max(keys)[len(start) :])
+            else:
+                runs = [list(run) for _, run in groupby(keys, len)]
+                if len(runs) <= _WIDTH_RUNS and all(
+                    _counter_made(start, "\n".join(run), len(run[0]), len(run)) for run in runs
+                ):
+                    return max([int(max(run)[len(start) :]) for run in runs])
             # one regex pass over the lines (on ASCII, [0-9] is what isdigit takes), and
             # where the numbers have one width, the largest in text order is the largest
             numbers = _numbered(start)(text)
@@ -313,14 +322,11 @@ _STR_ONLY = {str}
 _WIDTH_RUNS = 8  # runs of keys of one width read apart (more: the regex)
 
 
-def _counter_made(start: str, keys: list[str]) -> bool:
-    """Whether each of these ASCII keys of one width, without line breaks, is `start` and
-    ASCII digits: the keys joined by line breaks, the characters of each position a slice."""
-    width = len(keys[0])
+def _counter_made(start: str, text: str, width: int, count: int) -> bool:
+    """Whether each of `count` ASCII keys of this width, joined by line breaks into `text`,
+    is `start` and ASCII digits: the characters of each position are a slice of the text."""
     if width <= len(start):
         return False
-    text = "\n".join(keys)
-    count = len(keys)
     step = width + 1
     return all(text[at::step] == char * count for at, char in enumerate(start)) and all(
         text[at::step].isdigit() for at in range(len(start), width)

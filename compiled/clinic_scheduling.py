@@ -1059,36 +1059,13 @@ _KNOWN_Reminder: frozenset[str] = frozenset(
 _BY_VALUE_SPEC_ReminderKind: dict[Any, Any] = SPEC_ReminderKind.by_value
 
 
-def _load_row_specialities(value: Any) -> Speciality:
-    "One row of specialities (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Speciality:
-            raise _Slow
-    if len(value) == 2:
-        f0 = value["code"]
-        f1 = value["name"]
-    else:
-        get = value.get
-        f0 = get("code", _MISSING)
-        f1 = get("name", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    row: Speciality = _new(Speciality)
-    row.code = f0
-    row.name = f1
-    return row
-
-
-def _load_rows_specialities(values: Any) -> list[Speciality]:
+def _load_rows_specialities(values: Any, decoded: bool) -> list[Speciality]:
     "The rows of specialities from a list of 2-field objects, or _Slow."
     rows: list[Speciality] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1116,75 +1093,13 @@ def _load_rows_specialities(values: Any) -> list[Speciality]:
     return rows
 
 
-def _load_keyed_specialities(keyed: Any) -> list[Speciality]:
-    "The rows of specialities from an object of them keyed by their keys, or _Slow."
-    rows: list[Speciality] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 2:
-            try:
-                f0 = value["code"]
-                f1 = value["name"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Speciality:
-                    raise _Slow
-            get = value.get
-            f0 = get("code", _MISSING)
-            f1 = get("name", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        row: Speciality = _new(Speciality)
-        row.code = f0
-        row.name = f1
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_dentists(value: Any) -> Dentist:
-    "One row of dentists (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Dentist:
-            raise _Slow
-    if len(value) == 2:
-        f0 = value["dentist_id"]
-        f1 = value["name"]
-    else:
-        get = value.get
-        f0 = get("dentist_id", _MISSING)
-        f1 = get("name", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    row: Dentist = _new(Dentist)
-    row.dentist_id = f0
-    row.name = f1
-    return row
-
-
-def _load_rows_dentists(values: Any) -> list[Dentist]:
+def _load_rows_dentists(values: Any, decoded: bool) -> list[Dentist]:
     "The rows of dentists from a list of 2-field objects, or _Slow."
     rows: list[Dentist] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1212,80 +1127,13 @@ def _load_rows_dentists(values: Any) -> list[Dentist]:
     return rows
 
 
-def _load_keyed_dentists(keyed: Any) -> list[Dentist]:
-    "The rows of dentists from an object of them keyed by their keys, or _Slow."
-    rows: list[Dentist] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 2:
-            try:
-                f0 = value["dentist_id"]
-                f1 = value["name"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Dentist:
-                    raise _Slow
-            get = value.get
-            f0 = get("dentist_id", _MISSING)
-            f1 = get("name", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        row: Dentist = _new(Dentist)
-        row.dentist_id = f0
-        row.name = f1
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_dentist_specialities(value: Any) -> DentistSpeciality:
-    "One row of dentist_specialities (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_DentistSpeciality:
-            raise _Slow
-    if len(value) == 3:
-        f0 = value["link_id"]
-        f1 = value["dentist"]
-        f2 = value["speciality"]
-    else:
-        get = value.get
-        f0 = get("link_id", _MISSING)
-        f1 = get("dentist", _MISSING)
-        f2 = get("speciality", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_0, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(_SPEC_1, f2)
-    row: DentistSpeciality = _new(DentistSpeciality)
-    row.link_id = f0
-    row.dentist = f1
-    row.speciality = f2
-    return row
-
-
-def _load_rows_dentist_specialities(values: Any) -> list[DentistSpeciality]:
+def _load_rows_dentist_specialities(values: Any, decoded: bool) -> list[DentistSpeciality]:
     "The rows of dentist_specialities from a list of 3-field objects, or _Slow."
     rows: list[DentistSpeciality] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1318,97 +1166,13 @@ def _load_rows_dentist_specialities(values: Any) -> list[DentistSpeciality]:
     return rows
 
 
-def _load_keyed_dentist_specialities(keyed: Any) -> list[DentistSpeciality]:
-    "The rows of dentist_specialities from an object of them keyed by their keys, or _Slow."
-    rows: list[DentistSpeciality] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 3:
-            try:
-                f0 = value["link_id"]
-                f1 = value["dentist"]
-                f2 = value["speciality"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_DentistSpeciality:
-                    raise _Slow
-            get = value.get
-            f0 = get("link_id", _MISSING)
-            f1 = get("dentist", _MISSING)
-            f2 = get("speciality", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_0, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(_SPEC_1, f2)
-        row: DentistSpeciality = _new(DentistSpeciality)
-        row.link_id = f0
-        row.dentist = f1
-        row.speciality = f2
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_working_hours(value: Any) -> WorkingHours:
-    "One row of working_hours (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_WorkingHours:
-            raise _Slow
-    if len(value) == 5:
-        f0 = value["hours_id"]
-        f1 = value["dentist"]
-        f2 = value["day"]
-        f3 = value["opens"]
-        f4 = value["closes"]
-    else:
-        get = value.get
-        f0 = get("hours_id", _MISSING)
-        f1 = get("dentist", _MISSING)
-        f2 = get("day", _MISSING)
-        f3 = get("opens", _MISSING)
-        f4 = get("closes", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_0, f1)
-    if type(f2) is str and f2 in _BY_VALUE_SPEC_Weekday:
-        f2 = _BY_VALUE_SPEC_Weekday[f2]
-    else:
-        f2 = _read_field(SPEC_Weekday, f2)
-    if not (type(f3) is int and _MIN_INT <= f3 <= _MAX_INT):
-        f3 = _read_field(rt.INT, f3)
-    if not (type(f4) is int and _MIN_INT <= f4 <= _MAX_INT):
-        f4 = _read_field(rt.INT, f4)
-    row: WorkingHours = _new(WorkingHours)
-    row.hours_id = f0
-    row.dentist = f1
-    row.day = f2
-    row.opens = f3
-    row.closes = f4
-    return row
-
-
-def _load_rows_working_hours(values: Any) -> list[WorkingHours]:
+def _load_rows_working_hours(values: Any, decoded: bool) -> list[WorkingHours]:
     "The rows of working_hours from a list of 5-field objects, or _Slow."
     rows: list[WorkingHours] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1453,97 +1217,13 @@ def _load_rows_working_hours(values: Any) -> list[WorkingHours]:
     return rows
 
 
-def _load_keyed_working_hours(keyed: Any) -> list[WorkingHours]:
-    "The rows of working_hours from an object of them keyed by their keys, or _Slow."
-    rows: list[WorkingHours] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 5:
-            try:
-                f0 = value["hours_id"]
-                f1 = value["dentist"]
-                f2 = value["day"]
-                f3 = value["opens"]
-                f4 = value["closes"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_WorkingHours:
-                    raise _Slow
-            get = value.get
-            f0 = get("hours_id", _MISSING)
-            f1 = get("dentist", _MISSING)
-            f2 = get("day", _MISSING)
-            f3 = get("opens", _MISSING)
-            f4 = get("closes", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_0, f1)
-        if type(f2) is str and f2 in _BY_VALUE_SPEC_Weekday:
-            f2 = _BY_VALUE_SPEC_Weekday[f2]
-        else:
-            f2 = _read_field(SPEC_Weekday, f2)
-        if not (type(f3) is int and _MIN_INT <= f3 <= _MAX_INT):
-            f3 = _read_field(rt.INT, f3)
-        if not (type(f4) is int and _MIN_INT <= f4 <= _MAX_INT):
-            f4 = _read_field(rt.INT, f4)
-        row: WorkingHours = _new(WorkingHours)
-        row.hours_id = f0
-        row.dentist = f1
-        row.day = f2
-        row.opens = f3
-        row.closes = f4
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_rooms(value: Any) -> Room:
-    "One row of rooms (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Room:
-            raise _Slow
-    if len(value) == 3:
-        f0 = value["room_id"]
-        f1 = value["name"]
-        f2 = value["has_xray"]
-    else:
-        get = value.get
-        f0 = get("room_id", _MISSING)
-        f1 = get("name", _MISSING)
-        f2 = get("has_xray", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (f2 is True or f2 is False):
-        f2 = False if f2 is _MISSING else _read_field(rt.BOOL, f2)
-    row: Room = _new(Room)
-    row.room_id = f0
-    row.name = f1
-    row.has_xray = f2
-    return row
-
-
-def _load_rows_rooms(values: Any) -> list[Room]:
+def _load_rows_rooms(values: Any, decoded: bool) -> list[Room]:
     "The rows of rooms from a list of 3-field objects, or _Slow."
     rows: list[Room] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1576,95 +1256,13 @@ def _load_rows_rooms(values: Any) -> list[Room]:
     return rows
 
 
-def _load_keyed_rooms(keyed: Any) -> list[Room]:
-    "The rows of rooms from an object of them keyed by their keys, or _Slow."
-    rows: list[Room] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 3:
-            try:
-                f0 = value["room_id"]
-                f1 = value["name"]
-                f2 = value["has_xray"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Room:
-                    raise _Slow
-            get = value.get
-            f0 = get("room_id", _MISSING)
-            f1 = get("name", _MISSING)
-            f2 = get("has_xray", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (f2 is True or f2 is False):
-            f2 = False if f2 is _MISSING else _read_field(rt.BOOL, f2)
-        row: Room = _new(Room)
-        row.room_id = f0
-        row.name = f1
-        row.has_xray = f2
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_treatments(value: Any) -> Treatment:
-    "One row of treatments (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Treatment:
-            raise _Slow
-    if len(value) == 5:
-        f0 = value["code"]
-        f1 = value["name"]
-        f2 = value["speciality"]
-        f3 = value["duration_minutes"]
-        f4 = value["needs_xray"]
-    else:
-        get = value.get
-        f0 = get("code", _MISSING)
-        f1 = get("name", _MISSING)
-        f2 = get("speciality", _MISSING)
-        f3 = get("duration_minutes", _MISSING)
-        f4 = get("needs_xray", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(_SPEC_1, f2)
-    if not (type(f3) is int and _MIN_INT <= f3 <= _MAX_INT):
-        f3 = _read_field(rt.INT, f3)
-    if not (f4 is True or f4 is False):
-        f4 = False if f4 is _MISSING else _read_field(rt.BOOL, f4)
-    row: Treatment = _new(Treatment)
-    row.code = f0
-    row.name = f1
-    row.speciality = f2
-    row.duration_minutes = f3
-    row.needs_xray = f4
-    return row
-
-
-def _load_rows_treatments(values: Any) -> list[Treatment]:
+def _load_rows_treatments(values: Any, decoded: bool) -> list[Treatment]:
     "The rows of treatments from a list of 5-field objects, or _Slow."
     rows: list[Treatment] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1707,112 +1305,13 @@ def _load_rows_treatments(values: Any) -> list[Treatment]:
     return rows
 
 
-def _load_keyed_treatments(keyed: Any) -> list[Treatment]:
-    "The rows of treatments from an object of them keyed by their keys, or _Slow."
-    rows: list[Treatment] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 5:
-            try:
-                f0 = value["code"]
-                f1 = value["name"]
-                f2 = value["speciality"]
-                f3 = value["duration_minutes"]
-                f4 = value["needs_xray"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Treatment:
-                    raise _Slow
-            get = value.get
-            f0 = get("code", _MISSING)
-            f1 = get("name", _MISSING)
-            f2 = get("speciality", _MISSING)
-            f3 = get("duration_minutes", _MISSING)
-            f4 = get("needs_xray", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(_SPEC_1, f2)
-        if not (type(f3) is int and _MIN_INT <= f3 <= _MAX_INT):
-            f3 = _read_field(rt.INT, f3)
-        if not (f4 is True or f4 is False):
-            f4 = False if f4 is _MISSING else _read_field(rt.BOOL, f4)
-        row: Treatment = _new(Treatment)
-        row.code = f0
-        row.name = f1
-        row.speciality = f2
-        row.duration_minutes = f3
-        row.needs_xray = f4
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_patients(value: Any) -> Patient:
-    "One row of patients (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Patient:
-            raise _Slow
-    if len(value) == 5:
-        f0 = value["patient_id"]
-        f1 = value["name"]
-        f2 = value["phone"]
-        f3 = value["last_visit"]
-        f4 = value["recall_months"]
-    else:
-        get = value.get
-        f0 = get("patient_id", _MISSING)
-        f1 = get("name", _MISSING)
-        f2 = get("phone", _MISSING)
-        f3 = get("last_visit", _MISSING)
-        f4 = get("recall_months", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if f3 is not None:
-        if type(f3) is str and len(f3) == 10 and f3.isascii():
-            raw = f3
-            try:
-                f3 = _date_from(raw)
-            except ValueError:
-                f3 = _read_field(_SPEC_2, raw)
-        else:
-            f3 = None if f3 is _MISSING else _read_field(_SPEC_2, f3)
-    if not (type(f4) is int and _MIN_INT <= f4 <= _MAX_INT):
-        f4 = 6 if f4 is _MISSING else _read_field(rt.INT, f4)
-    row: Patient = _new(Patient)
-    row.patient_id = f0
-    row.name = f1
-    row.phone = f2
-    row.last_visit = f3
-    row.recall_months = f4
-    return row
-
-
-def _load_rows_patients(values: Any) -> list[Patient]:
+def _load_rows_patients(values: Any, decoded: bool) -> list[Patient]:
     "The rows of patients from a list of 5-field objects, or _Slow."
     rows: list[Patient] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1862,195 +1361,13 @@ def _load_rows_patients(values: Any) -> list[Patient]:
     return rows
 
 
-def _load_keyed_patients(keyed: Any) -> list[Patient]:
-    "The rows of patients from an object of them keyed by their keys, or _Slow."
-    rows: list[Patient] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 5:
-            try:
-                f0 = value["patient_id"]
-                f1 = value["name"]
-                f2 = value["phone"]
-                f3 = value["last_visit"]
-                f4 = value["recall_months"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Patient:
-                    raise _Slow
-            get = value.get
-            f0 = get("patient_id", _MISSING)
-            f1 = get("name", _MISSING)
-            f2 = get("phone", _MISSING)
-            f3 = get("last_visit", _MISSING)
-            f4 = get("recall_months", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if f3 is not None:
-            if type(f3) is str and len(f3) == 10 and f3.isascii():
-                raw = f3
-                try:
-                    f3 = _date_from(raw)
-                except ValueError:
-                    f3 = _read_field(_SPEC_2, raw)
-            else:
-                f3 = None if f3 is _MISSING else _read_field(_SPEC_2, f3)
-        if not (type(f4) is int and _MIN_INT <= f4 <= _MAX_INT):
-            f4 = 6 if f4 is _MISSING else _read_field(rt.INT, f4)
-        row: Patient = _new(Patient)
-        row.patient_id = f0
-        row.name = f1
-        row.phone = f2
-        row.last_visit = f3
-        row.recall_months = f4
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_appointments(value: Any) -> Appointment:
-    "One row of appointments (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Appointment:
-            raise _Slow
-    if len(value) == 11:
-        f0 = value["appointment_id"]
-        f1 = value["patient"]
-        f2 = value["dentist"]
-        f3 = value["room"]
-        f4 = value["treatment"]
-        f5 = value["start"]
-        f6 = value["end"]
-        f7 = value["status"]
-        f8 = value["booked_at"]
-        f9 = value["cancelled_at"]
-        f10 = value["cancel_reason"]
-    else:
-        get = value.get
-        f0 = get("appointment_id", _MISSING)
-        f1 = get("patient", _MISSING)
-        f2 = get("dentist", _MISSING)
-        f3 = get("room", _MISSING)
-        f4 = get("treatment", _MISSING)
-        f5 = get("start", _MISSING)
-        f6 = get("end", _MISSING)
-        f7 = get("status", _MISSING)
-        f8 = get("booked_at", _MISSING)
-        f9 = get("cancelled_at", _MISSING)
-        f10 = get("cancel_reason", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_3, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(_SPEC_0, f2)
-    if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-        f3 = _read_field(_SPEC_4, f3)
-    if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-        f4 = _read_field(_SPEC_5, f4)
-    if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-        raw = f5
-        try:
-            f5 = _datetime_from(raw)
-            if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f5.tzinfo is None:
-                    f5 = f5.replace(tzinfo=_UTC)
-                else:
-                    f5 = f5.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f5 = _read_field(rt.DATETIME, raw)
-    else:
-        f5 = _read_field(rt.DATETIME, f5)
-    if type(f6) is str and f6.isascii() and ("T" in f6 or " " in f6):
-        raw = f6
-        try:
-            f6 = _datetime_from(raw)
-            if f6.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f6.tzinfo is None:
-                    f6 = f6.replace(tzinfo=_UTC)
-                else:
-                    f6 = f6.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f6 = _read_field(rt.DATETIME, raw)
-    else:
-        f6 = _read_field(rt.DATETIME, f6)
-    if type(f7) is str and f7 in _BY_VALUE_SPEC_AppointmentStatus:
-        f7 = _BY_VALUE_SPEC_AppointmentStatus[f7]
-    else:
-        f7 = (
-            AppointmentStatus.requested
-            if f7 is _MISSING
-            else _read_field(SPEC_AppointmentStatus, f7)
-        )
-    if type(f8) is str and f8.isascii() and ("T" in f8 or " " in f8):
-        raw = f8
-        try:
-            f8 = _datetime_from(raw)
-            if f8.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f8.tzinfo is None:
-                    f8 = f8.replace(tzinfo=_UTC)
-                else:
-                    f8 = f8.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f8 = _read_field(rt.DATETIME, raw)
-    else:
-        f8 = _read_field(rt.DATETIME, f8)
-    if f9 is not None:
-        if type(f9) is str and f9.isascii() and ("T" in f9 or " " in f9):
-            raw = f9
-            try:
-                f9 = _datetime_from(raw)
-                if f9.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f9.tzinfo is None:
-                        f9 = f9.replace(tzinfo=_UTC)
-                    else:
-                        f9 = f9.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f9 = _read_field(_SPEC_6, raw)
-        else:
-            f9 = None if f9 is _MISSING else _read_field(_SPEC_6, f9)
-    if f10 is None or type(f10) is str and f10.isascii() and len(f10) <= 64:
-        pass
-    else:
-        f10 = None if f10 is _MISSING else _read_field(_SPEC_7, f10)
-    row: Appointment = _new(Appointment)
-    row.appointment_id = f0
-    row.patient = f1
-    row.dentist = f2
-    row.room = f3
-    row.treatment = f4
-    row.start = f5
-    row.end = f6
-    row.status = f7
-    row.booked_at = f8
-    row.cancelled_at = f9
-    row.cancel_reason = f10
-    return row
-
-
-def _load_rows_appointments(values: Any) -> list[Appointment]:
+def _load_rows_appointments(values: Any, decoded: bool) -> list[Appointment]:
     "The rows of appointments from a list of 11-field objects, or _Slow."
     rows: list[Appointment] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -2176,208 +1493,13 @@ def _load_rows_appointments(values: Any) -> list[Appointment]:
     return rows
 
 
-def _load_keyed_appointments(keyed: Any) -> list[Appointment]:
-    "The rows of appointments from an object of them keyed by their keys, or _Slow."
-    rows: list[Appointment] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 11:
-            try:
-                f0 = value["appointment_id"]
-                f1 = value["patient"]
-                f2 = value["dentist"]
-                f3 = value["room"]
-                f4 = value["treatment"]
-                f5 = value["start"]
-                f6 = value["end"]
-                f7 = value["status"]
-                f8 = value["booked_at"]
-                f9 = value["cancelled_at"]
-                f10 = value["cancel_reason"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Appointment:
-                    raise _Slow
-            get = value.get
-            f0 = get("appointment_id", _MISSING)
-            f1 = get("patient", _MISSING)
-            f2 = get("dentist", _MISSING)
-            f3 = get("room", _MISSING)
-            f4 = get("treatment", _MISSING)
-            f5 = get("start", _MISSING)
-            f6 = get("end", _MISSING)
-            f7 = get("status", _MISSING)
-            f8 = get("booked_at", _MISSING)
-            f9 = get("cancelled_at", _MISSING)
-            f10 = get("cancel_reason", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_3, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(_SPEC_0, f2)
-        if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-            f3 = _read_field(_SPEC_4, f3)
-        if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-            f4 = _read_field(_SPEC_5, f4)
-        if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-            raw = f5
-            try:
-                f5 = _datetime_from(raw)
-                if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f5.tzinfo is None:
-                        f5 = f5.replace(tzinfo=_UTC)
-                    else:
-                        f5 = f5.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f5 = _read_field(rt.DATETIME, raw)
-        else:
-            f5 = _read_field(rt.DATETIME, f5)
-        if type(f6) is str and f6.isascii() and ("T" in f6 or " " in f6):
-            raw = f6
-            try:
-                f6 = _datetime_from(raw)
-                if f6.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f6.tzinfo is None:
-                        f6 = f6.replace(tzinfo=_UTC)
-                    else:
-                        f6 = f6.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f6 = _read_field(rt.DATETIME, raw)
-        else:
-            f6 = _read_field(rt.DATETIME, f6)
-        if type(f7) is str and f7 in _BY_VALUE_SPEC_AppointmentStatus:
-            f7 = _BY_VALUE_SPEC_AppointmentStatus[f7]
-        else:
-            f7 = (
-                AppointmentStatus.requested
-                if f7 is _MISSING
-                else _read_field(SPEC_AppointmentStatus, f7)
-            )
-        if type(f8) is str and f8.isascii() and ("T" in f8 or " " in f8):
-            raw = f8
-            try:
-                f8 = _datetime_from(raw)
-                if f8.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f8.tzinfo is None:
-                        f8 = f8.replace(tzinfo=_UTC)
-                    else:
-                        f8 = f8.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f8 = _read_field(rt.DATETIME, raw)
-        else:
-            f8 = _read_field(rt.DATETIME, f8)
-        if f9 is not None:
-            if type(f9) is str and f9.isascii() and ("T" in f9 or " " in f9):
-                raw = f9
-                try:
-                    f9 = _datetime_from(raw)
-                    if f9.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                        if f9.tzinfo is None:
-                            f9 = f9.replace(tzinfo=_UTC)
-                        else:
-                            f9 = f9.astimezone(_UTC)
-                except (ValueError, OverflowError):
-                    f9 = _read_field(_SPEC_6, raw)
-            else:
-                f9 = None if f9 is _MISSING else _read_field(_SPEC_6, f9)
-        if f10 is None or type(f10) is str and f10.isascii() and len(f10) <= 64:
-            pass
-        else:
-            f10 = None if f10 is _MISSING else _read_field(_SPEC_7, f10)
-        row: Appointment = _new(Appointment)
-        row.appointment_id = f0
-        row.patient = f1
-        row.dentist = f2
-        row.room = f3
-        row.treatment = f4
-        row.start = f5
-        row.end = f6
-        row.status = f7
-        row.booked_at = f8
-        row.cancelled_at = f9
-        row.cancel_reason = f10
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_reminders(value: Any) -> Reminder:
-    "One row of reminders (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Reminder:
-            raise _Slow
-    if len(value) == 6:
-        f0 = value["reminder_id"]
-        f1 = value["patient"]
-        f2 = value["kind"]
-        f3 = value["appointment"]
-        f4 = value["sent_at"]
-        f5 = value["message"]
-    else:
-        get = value.get
-        f0 = get("reminder_id", _MISSING)
-        f1 = get("patient", _MISSING)
-        f2 = get("kind", _MISSING)
-        f3 = get("appointment", _MISSING)
-        f4 = get("sent_at", _MISSING)
-        f5 = get("message", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_3, f1)
-    if type(f2) is str and f2 in _BY_VALUE_SPEC_ReminderKind:
-        f2 = _BY_VALUE_SPEC_ReminderKind[f2]
-    else:
-        f2 = _read_field(SPEC_ReminderKind, f2)
-    if f3 is None or type(f3) is str and f3.isascii() and len(f3) <= 64:
-        pass
-    else:
-        f3 = None if f3 is _MISSING else _read_field(_SPEC_8, f3)
-    if type(f4) is str and f4.isascii() and ("T" in f4 or " " in f4):
-        raw = f4
-        try:
-            f4 = _datetime_from(raw)
-            if f4.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f4.tzinfo is None:
-                    f4 = f4.replace(tzinfo=_UTC)
-                else:
-                    f4 = f4.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f4 = _read_field(rt.DATETIME, raw)
-    else:
-        f4 = _read_field(rt.DATETIME, f4)
-    if not (type(f5) is str and f5.isascii() and len(f5) <= 64):
-        f5 = _read_field(rt.STR, f5)
-    row: Reminder = _new(Reminder)
-    row.reminder_id = f0
-    row.patient = f1
-    row.kind = f2
-    row.appointment = f3
-    row.sent_at = f4
-    row.message = f5
-    return row
-
-
-def _load_rows_reminders(values: Any) -> list[Reminder]:
+def _load_rows_reminders(values: Any, decoded: bool) -> list[Reminder]:
     "The rows of reminders from a list of 6-field objects, or _Slow."
     rows: list[Reminder] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -2436,80 +1558,6 @@ def _load_rows_reminders(values: Any) -> list[Reminder]:
         row.appointment = f3
         row.sent_at = f4
         row.message = f5
-        append(row)
-    return rows
-
-
-def _load_keyed_reminders(keyed: Any) -> list[Reminder]:
-    "The rows of reminders from an object of them keyed by their keys, or _Slow."
-    rows: list[Reminder] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 6:
-            try:
-                f0 = value["reminder_id"]
-                f1 = value["patient"]
-                f2 = value["kind"]
-                f3 = value["appointment"]
-                f4 = value["sent_at"]
-                f5 = value["message"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Reminder:
-                    raise _Slow
-            get = value.get
-            f0 = get("reminder_id", _MISSING)
-            f1 = get("patient", _MISSING)
-            f2 = get("kind", _MISSING)
-            f3 = get("appointment", _MISSING)
-            f4 = get("sent_at", _MISSING)
-            f5 = get("message", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_3, f1)
-        if type(f2) is str and f2 in _BY_VALUE_SPEC_ReminderKind:
-            f2 = _BY_VALUE_SPEC_ReminderKind[f2]
-        else:
-            f2 = _read_field(SPEC_ReminderKind, f2)
-        if f3 is None or type(f3) is str and f3.isascii() and len(f3) <= 64:
-            pass
-        else:
-            f3 = None if f3 is _MISSING else _read_field(_SPEC_8, f3)
-        if type(f4) is str and f4.isascii() and ("T" in f4 or " " in f4):
-            raw = f4
-            try:
-                f4 = _datetime_from(raw)
-                if f4.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f4.tzinfo is None:
-                        f4 = f4.replace(tzinfo=_UTC)
-                    else:
-                        f4 = f4.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f4 = _read_field(rt.DATETIME, raw)
-        else:
-            f4 = _read_field(rt.DATETIME, f4)
-        if not (type(f5) is str and f5.isascii() and len(f5) <= 64):
-            f5 = _read_field(rt.STR, f5)
-        row: Reminder = _new(Reminder)
-        row.reminder_id = f0
-        row.patient = f1
-        row.kind = f2
-        row.appointment = f3
-        row.sent_at = f4
-        row.message = f5
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -2534,9 +1582,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_Speciality,
-            loader=_RowLoader(
-                _load_row_specialities, _load_rows_specialities, _load_keyed_specialities
-            ),
+            loader=_RowLoader(_load_rows_specialities, "code"),
         ),
         "dentists": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2548,7 +1594,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_Dentist,
-            loader=_RowLoader(_load_row_dentists, _load_rows_dentists, _load_keyed_dentists),
+            loader=_RowLoader(_load_rows_dentists, "dentist_id"),
         ),
         "dentist_specialities": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2573,11 +1619,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 ),
             ),
             row=SPEC_DentistSpeciality,
-            loader=_RowLoader(
-                _load_row_dentist_specialities,
-                _load_rows_dentist_specialities,
-                _load_keyed_dentist_specialities,
-            ),
+            loader=_RowLoader(_load_rows_dentist_specialities, "link_id"),
         ),
         "working_hours": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2596,16 +1638,14 @@ class ClinicSchedulingEnv(rt.Environment):
                 ),
             ),
             row=SPEC_WorkingHours,
-            loader=_RowLoader(
-                _load_row_working_hours, _load_rows_working_hours, _load_keyed_working_hours
-            ),
+            loader=_RowLoader(_load_rows_working_hours, "hours_id"),
         ),
         "rooms": rt.TableSpec(
             schema=rt.TableSchema(
                 name="rooms", entity="Room", key="room_id", auto_prefix=None, uniques=(), refs=()
             ),
             row=SPEC_Room,
-            loader=_RowLoader(_load_row_rooms, _load_rows_rooms, _load_keyed_rooms),
+            loader=_RowLoader(_load_rows_rooms, "room_id"),
         ),
         "treatments": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2624,7 +1664,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 ),
             ),
             row=SPEC_Treatment,
-            loader=_RowLoader(_load_row_treatments, _load_rows_treatments, _load_keyed_treatments),
+            loader=_RowLoader(_load_rows_treatments, "code"),
         ),
         "patients": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2636,7 +1676,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_Patient,
-            loader=_RowLoader(_load_row_patients, _load_rows_patients, _load_keyed_patients),
+            loader=_RowLoader(_load_rows_patients, "patient_id"),
         ),
         "appointments": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2688,9 +1728,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 },
             ),
             row=SPEC_Appointment,
-            loader=_RowLoader(
-                _load_row_appointments, _load_rows_appointments, _load_keyed_appointments
-            ),
+            loader=_RowLoader(_load_rows_appointments, "appointment_id"),
         ),
         "reminders": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2715,7 +1753,7 @@ class ClinicSchedulingEnv(rt.Environment):
                 ),
             ),
             row=SPEC_Reminder,
-            loader=_RowLoader(_load_row_reminders, _load_rows_reminders, _load_keyed_reminders),
+            loader=_RowLoader(_load_rows_reminders, "reminder_id"),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {

@@ -788,90 +788,13 @@ _KNOWN_DocumentVersion: frozenset[str] = frozenset(
 )
 
 
-def _load_row_documents(value: Any) -> Document:
-    "One row of documents (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Document:
-            raise _Slow
-    if len(value) == 8:
-        f0 = value["document_id"]
-        f1 = value["title"]
-        f2 = value["content"]
-        f3 = value["creation_date"]
-        f4 = value["last_modified_date"]
-        f5 = value["version"]
-        f6 = value["status"]
-        f7 = value["owner_id"]
-    else:
-        get = value.get
-        f0 = get("document_id", _MISSING)
-        f1 = get("title", _MISSING)
-        f2 = get("content", _MISSING)
-        f3 = get("creation_date", _MISSING)
-        f4 = get("last_modified_date", _MISSING)
-        f5 = get("version", _MISSING)
-        f6 = get("status", _MISSING)
-        f7 = get("owner_id", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-        raw = f3
-        try:
-            f3 = _datetime_from(raw)
-            if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f3.tzinfo is None:
-                    f3 = f3.replace(tzinfo=_UTC)
-                else:
-                    f3 = f3.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f3 = _read_field(rt.DATETIME, raw)
-    else:
-        f3 = _read_field(rt.DATETIME, f3)
-    if type(f4) is str and f4.isascii() and ("T" in f4 or " " in f4):
-        raw = f4
-        try:
-            f4 = _datetime_from(raw)
-            if f4.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f4.tzinfo is None:
-                    f4 = f4.replace(tzinfo=_UTC)
-                else:
-                    f4 = f4.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f4 = _read_field(rt.DATETIME, raw)
-    else:
-        f4 = _read_field(rt.DATETIME, f4)
-    if not (type(f5) is int and _MIN_INT <= f5 <= _MAX_INT):
-        f5 = 1 if f5 is _MISSING else _read_field(rt.INT, f5)
-    if type(f6) is str and f6 in _BY_VALUE_SPEC_DocumentStatus:
-        f6 = _BY_VALUE_SPEC_DocumentStatus[f6]
-    else:
-        f6 = DocumentStatus.active if f6 is _MISSING else _read_field(SPEC_DocumentStatus, f6)
-    if not (type(f7) is str and f7.isascii() and len(f7) <= 64):
-        f7 = _read_field(_SPEC_0, f7)
-    row: Document = _new(Document)
-    row.document_id = f0
-    row.title = f1
-    row.content = f2
-    row.creation_date = f3
-    row.last_modified_date = f4
-    row.version = f5
-    row.status = f6
-    row.owner_id = f7
-    return row
-
-
-def _load_rows_documents(values: Any) -> list[Document]:
+def _load_rows_documents(values: Any, decoded: bool) -> list[Document]:
     "The rows of documents from a list of 8-field objects, or _Slow."
     rows: list[Document] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -953,139 +876,13 @@ def _load_rows_documents(values: Any) -> list[Document]:
     return rows
 
 
-def _load_keyed_documents(keyed: Any) -> list[Document]:
-    "The rows of documents from an object of them keyed by their keys, or _Slow."
-    rows: list[Document] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 8:
-            try:
-                f0 = value["document_id"]
-                f1 = value["title"]
-                f2 = value["content"]
-                f3 = value["creation_date"]
-                f4 = value["last_modified_date"]
-                f5 = value["version"]
-                f6 = value["status"]
-                f7 = value["owner_id"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Document:
-                    raise _Slow
-            get = value.get
-            f0 = get("document_id", _MISSING)
-            f1 = get("title", _MISSING)
-            f2 = get("content", _MISSING)
-            f3 = get("creation_date", _MISSING)
-            f4 = get("last_modified_date", _MISSING)
-            f5 = get("version", _MISSING)
-            f6 = get("status", _MISSING)
-            f7 = get("owner_id", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-            raw = f3
-            try:
-                f3 = _datetime_from(raw)
-                if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f3.tzinfo is None:
-                        f3 = f3.replace(tzinfo=_UTC)
-                    else:
-                        f3 = f3.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f3 = _read_field(rt.DATETIME, raw)
-        else:
-            f3 = _read_field(rt.DATETIME, f3)
-        if type(f4) is str and f4.isascii() and ("T" in f4 or " " in f4):
-            raw = f4
-            try:
-                f4 = _datetime_from(raw)
-                if f4.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f4.tzinfo is None:
-                        f4 = f4.replace(tzinfo=_UTC)
-                    else:
-                        f4 = f4.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f4 = _read_field(rt.DATETIME, raw)
-        else:
-            f4 = _read_field(rt.DATETIME, f4)
-        if not (type(f5) is int and _MIN_INT <= f5 <= _MAX_INT):
-            f5 = 1 if f5 is _MISSING else _read_field(rt.INT, f5)
-        if type(f6) is str and f6 in _BY_VALUE_SPEC_DocumentStatus:
-            f6 = _BY_VALUE_SPEC_DocumentStatus[f6]
-        else:
-            f6 = DocumentStatus.active if f6 is _MISSING else _read_field(SPEC_DocumentStatus, f6)
-        if not (type(f7) is str and f7.isascii() and len(f7) <= 64):
-            f7 = _read_field(_SPEC_0, f7)
-        row: Document = _new(Document)
-        row.document_id = f0
-        row.title = f1
-        row.content = f2
-        row.creation_date = f3
-        row.last_modified_date = f4
-        row.version = f5
-        row.status = f6
-        row.owner_id = f7
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_users(value: Any) -> User:
-    "One row of users (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_User:
-            raise _Slow
-    if len(value) == 4:
-        f0 = value["_id"]
-        f1 = value["name"]
-        f2 = value["role"]
-        f3 = value["department"]
-    else:
-        get = value.get
-        f0 = get("_id", _MISSING)
-        f1 = get("name", _MISSING)
-        f2 = get("role", _MISSING)
-        f3 = get("department", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-        f3 = _read_field(rt.STR, f3)
-    row: User = _new(User)
-    row.u_id = f0
-    row.name = f1
-    row.role = f2
-    row.department = f3
-    return row
-
-
-def _load_rows_users(values: Any) -> list[User]:
+def _load_rows_users(values: Any, decoded: bool) -> list[User]:
     "The rows of users from a list of 4-field objects, or _Slow."
     rows: list[User] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1119,55 +916,6 @@ def _load_rows_users(values: Any) -> list[User]:
         row.name = f1
         row.role = f2
         row.department = f3
-        append(row)
-    return rows
-
-
-def _load_keyed_users(keyed: Any) -> list[User]:
-    "The rows of users from an object of them keyed by their keys, or _Slow."
-    rows: list[User] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 4:
-            try:
-                f0 = value["_id"]
-                f1 = value["name"]
-                f2 = value["role"]
-                f3 = value["department"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_User:
-                    raise _Slow
-            get = value.get
-            f0 = get("_id", _MISSING)
-            f1 = get("name", _MISSING)
-            f2 = get("role", _MISSING)
-            f3 = get("department", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-            f3 = _read_field(rt.STR, f3)
-        row: User = _new(User)
-        row.u_id = f0
-        row.name = f1
-        row.role = f2
-        row.department = f3
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -1189,56 +937,13 @@ def _read_0(raw: Any, place: _Place, depth: int) -> Any:
         raise _NotPlain from None
 
 
-def _load_row_access_control(value: Any) -> AccessControlEntry:
-    "One row of access_control (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_AccessControlEntry:
-            raise _Slow
-    if len(value) == 4:
-        f0 = value["entry_id"]
-        f1 = value["document_id"]
-        f2 = value["user_id"]
-        f3 = value["permissions"]
-    else:
-        get = value.get
-        f0 = get("entry_id", _MISSING)
-        f1 = get("document_id", _MISSING)
-        f2 = get("user_id", _MISSING)
-        f3 = get("permissions", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_1, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(_SPEC_0, f2)
-    row: AccessControlEntry = _new(AccessControlEntry)
-    row.entry_id = f0
-    row.document_id = f1
-    row.user_id = f2
-    if f3 is _MISSING:
-        row.permissions = _owned_copy(
-            set(), _place_new(_Place, ("access_control", row, "permissions"))
-        )
-    else:
-        place = _place_new(_Place, ("access_control", row, "permissions"))
-        try:
-            row.permissions = _read_0(f3, place, _FIELD_DEPTH)
-        except _NotPlain:
-            read = _read_field(_SPEC_2, f3)
-            if type(read) not in _IMMUTABLE_TYPES:
-                read = _owned_copy(read, place)
-            row.permissions = read
-    return row
-
-
-def _load_rows_access_control(values: Any) -> list[AccessControlEntry]:
+def _load_rows_access_control(values: Any, decoded: bool) -> list[AccessControlEntry]:
     "The rows of access_control from a list of 4-field objects, or _Slow."
     rows: list[AccessControlEntry] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1286,126 +991,13 @@ def _load_rows_access_control(values: Any) -> list[AccessControlEntry]:
     return rows
 
 
-def _load_keyed_access_control(keyed: Any) -> list[AccessControlEntry]:
-    "The rows of access_control from an object of them keyed by their keys, or _Slow."
-    rows: list[AccessControlEntry] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 4:
-            try:
-                f0 = value["entry_id"]
-                f1 = value["document_id"]
-                f2 = value["user_id"]
-                f3 = value["permissions"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_AccessControlEntry:
-                    raise _Slow
-            get = value.get
-            f0 = get("entry_id", _MISSING)
-            f1 = get("document_id", _MISSING)
-            f2 = get("user_id", _MISSING)
-            f3 = get("permissions", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_1, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(_SPEC_0, f2)
-        row: AccessControlEntry = _new(AccessControlEntry)
-        row.entry_id = f0
-        row.document_id = f1
-        row.user_id = f2
-        if f3 is _MISSING:
-            row.permissions = _owned_copy(
-                set(), _place_new(_Place, ("access_control", row, "permissions"))
-            )
-        else:
-            place = _place_new(_Place, ("access_control", row, "permissions"))
-            try:
-                row.permissions = _read_0(f3, place, _FIELD_DEPTH)
-            except _NotPlain:
-                read = _read_field(_SPEC_2, f3)
-                if type(read) not in _IMMUTABLE_TYPES:
-                    read = _owned_copy(read, place)
-                row.permissions = read
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_versions(value: Any) -> DocumentVersion:
-    "One row of versions (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_DocumentVersion:
-            raise _Slow
-    if len(value) == 6:
-        f0 = value["version_id"]
-        f1 = value["document_id"]
-        f2 = value["version_number"]
-        f3 = value["content_snapshot"]
-        f4 = value["timestamp"]
-        f5 = value["modified_by"]
-    else:
-        get = value.get
-        f0 = get("version_id", _MISSING)
-        f1 = get("document_id", _MISSING)
-        f2 = get("version_number", _MISSING)
-        f3 = get("content_snapshot", _MISSING)
-        f4 = get("timestamp", _MISSING)
-        f5 = get("modified_by", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_1, f1)
-    if not (type(f2) is int and _MIN_INT <= f2 <= _MAX_INT):
-        f2 = _read_field(rt.INT, f2)
-    if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-        f3 = _read_field(rt.STR, f3)
-    if type(f4) is str and f4.isascii() and ("T" in f4 or " " in f4):
-        raw = f4
-        try:
-            f4 = _datetime_from(raw)
-            if f4.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f4.tzinfo is None:
-                    f4 = f4.replace(tzinfo=_UTC)
-                else:
-                    f4 = f4.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f4 = _read_field(rt.DATETIME, raw)
-    else:
-        f4 = _read_field(rt.DATETIME, f4)
-    if not (type(f5) is str and f5.isascii() and len(f5) <= 64):
-        f5 = _read_field(_SPEC_0, f5)
-    row: DocumentVersion = _new(DocumentVersion)
-    row.version_id = f0
-    row.document_id = f1
-    row.version_number = f2
-    row.content_snapshot = f3
-    row.timestamp = f4
-    row.modified_by = f5
-    return row
-
-
-def _load_rows_versions(values: Any) -> list[DocumentVersion]:
+def _load_rows_versions(values: Any, decoded: bool) -> list[DocumentVersion]:
     "The rows of versions from a list of 6-field objects, or _Slow."
     rows: list[DocumentVersion] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1460,76 +1052,6 @@ def _load_rows_versions(values: Any) -> list[DocumentVersion]:
         row.content_snapshot = f3
         row.timestamp = f4
         row.modified_by = f5
-        append(row)
-    return rows
-
-
-def _load_keyed_versions(keyed: Any) -> list[DocumentVersion]:
-    "The rows of versions from an object of them keyed by their keys, or _Slow."
-    rows: list[DocumentVersion] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 6:
-            try:
-                f0 = value["version_id"]
-                f1 = value["document_id"]
-                f2 = value["version_number"]
-                f3 = value["content_snapshot"]
-                f4 = value["timestamp"]
-                f5 = value["modified_by"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_DocumentVersion:
-                    raise _Slow
-            get = value.get
-            f0 = get("version_id", _MISSING)
-            f1 = get("document_id", _MISSING)
-            f2 = get("version_number", _MISSING)
-            f3 = get("content_snapshot", _MISSING)
-            f4 = get("timestamp", _MISSING)
-            f5 = get("modified_by", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_1, f1)
-        if not (type(f2) is int and _MIN_INT <= f2 <= _MAX_INT):
-            f2 = _read_field(rt.INT, f2)
-        if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-            f3 = _read_field(rt.STR, f3)
-        if type(f4) is str and f4.isascii() and ("T" in f4 or " " in f4):
-            raw = f4
-            try:
-                f4 = _datetime_from(raw)
-                if f4.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f4.tzinfo is None:
-                        f4 = f4.replace(tzinfo=_UTC)
-                    else:
-                        f4 = f4.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f4 = _read_field(rt.DATETIME, raw)
-        else:
-            f4 = _read_field(rt.DATETIME, f4)
-        if not (type(f5) is str and f5.isascii() and len(f5) <= 64):
-            f5 = _read_field(_SPEC_0, f5)
-        row: DocumentVersion = _new(DocumentVersion)
-        row.version_id = f0
-        row.document_id = f1
-        row.version_number = f2
-        row.content_snapshot = f3
-        row.timestamp = f4
-        row.modified_by = f5
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -1575,14 +1097,14 @@ class DocumentManagementSystemEnv(rt.Environment):
                 },
             ),
             row=SPEC_Document,
-            loader=_RowLoader(_load_row_documents, _load_rows_documents, _load_keyed_documents),
+            loader=_RowLoader(_load_rows_documents, "document_id"),
         ),
         "users": rt.TableSpec(
             schema=rt.TableSchema(
                 name="users", entity="User", key="u_id", auto_prefix=None, uniques=(), refs=()
             ),
             row=SPEC_User,
-            loader=_RowLoader(_load_row_users, _load_rows_users, _load_keyed_users),
+            loader=_RowLoader(_load_rows_users, "_id"),
         ),
         "access_control": rt.TableSpec(
             schema=rt.TableSchema(
@@ -1607,9 +1129,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 ),
             ),
             row=SPEC_AccessControlEntry,
-            loader=_RowLoader(
-                _load_row_access_control, _load_rows_access_control, _load_keyed_access_control
-            ),
+            loader=_RowLoader(_load_rows_access_control, "entry_id"),
         ),
         "versions": rt.TableSpec(
             schema=rt.TableSchema(
@@ -1634,7 +1154,7 @@ class DocumentManagementSystemEnv(rt.Environment):
                 ),
             ),
             row=SPEC_DocumentVersion,
-            loader=_RowLoader(_load_row_versions, _load_rows_versions, _load_keyed_versions),
+            loader=_RowLoader(_load_rows_versions, "version_id"),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {

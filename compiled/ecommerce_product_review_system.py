@@ -504,51 +504,13 @@ _KNOWN_User: frozenset[str] = frozenset(
 _BY_VALUE_SPEC_AccountStatus: dict[Any, Any] = SPEC_AccountStatus.by_value
 
 
-def _load_row_products(value: Any) -> Product:
-    "One row of products (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Product:
-            raise _Slow
-    if len(value) == 5:
-        f0 = value["product_id"]
-        f1 = value["name"]
-        f2 = value["brand"]
-        f3 = value["category"]
-        f4 = value["description"]
-    else:
-        get = value.get
-        f0 = get("product_id", _MISSING)
-        f1 = get("name", _MISSING)
-        f2 = get("brand", _MISSING)
-        f3 = get("category", _MISSING)
-        f4 = get("description", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-        f3 = _read_field(rt.STR, f3)
-    if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-        f4 = _read_field(rt.STR, f4)
-    row: Product = _new(Product)
-    row.product_id = f0
-    row.name = f1
-    row.brand = f2
-    row.category = f3
-    row.description = f4
-    return row
-
-
-def _load_rows_products(values: Any) -> list[Product]:
+def _load_rows_products(values: Any, decoded: bool) -> list[Product]:
     "The rows of products from a list of 5-field objects, or _Slow."
     rows: list[Product] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -591,126 +553,13 @@ def _load_rows_products(values: Any) -> list[Product]:
     return rows
 
 
-def _load_keyed_products(keyed: Any) -> list[Product]:
-    "The rows of products from an object of them keyed by their keys, or _Slow."
-    rows: list[Product] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 5:
-            try:
-                f0 = value["product_id"]
-                f1 = value["name"]
-                f2 = value["brand"]
-                f3 = value["category"]
-                f4 = value["description"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Product:
-                    raise _Slow
-            get = value.get
-            f0 = get("product_id", _MISSING)
-            f1 = get("name", _MISSING)
-            f2 = get("brand", _MISSING)
-            f3 = get("category", _MISSING)
-            f4 = get("description", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-            f3 = _read_field(rt.STR, f3)
-        if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-            f4 = _read_field(rt.STR, f4)
-        row: Product = _new(Product)
-        row.product_id = f0
-        row.name = f1
-        row.brand = f2
-        row.category = f3
-        row.description = f4
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_reviews(value: Any) -> Review:
-    "One row of reviews (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Review:
-            raise _Slow
-    if len(value) == 7:
-        f0 = value["review_id"]
-        f1 = value["product_id"]
-        f2 = value["user_id"]
-        f3 = value["rating"]
-        f4 = value["comment"]
-        f5 = value["timestamp"]
-        f6 = value["helpful_votes"]
-    else:
-        get = value.get
-        f0 = get("review_id", _MISSING)
-        f1 = get("product_id", _MISSING)
-        f2 = get("user_id", _MISSING)
-        f3 = get("rating", _MISSING)
-        f4 = get("comment", _MISSING)
-        f5 = get("timestamp", _MISSING)
-        f6 = get("helpful_votes", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_1, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(_SPEC_2, f2)
-    if not (type(f3) is int and _MIN_INT <= f3 <= _MAX_INT):
-        f3 = _read_field(rt.INT, f3)
-    if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-        f4 = _read_field(rt.STR, f4)
-    if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-        raw = f5
-        try:
-            f5 = _datetime_from(raw)
-            if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f5.tzinfo is None:
-                    f5 = f5.replace(tzinfo=_UTC)
-                else:
-                    f5 = f5.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f5 = _read_field(rt.DATETIME, raw)
-    else:
-        f5 = _read_field(rt.DATETIME, f5)
-    if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
-        f6 = 0 if f6 is _MISSING else _read_field(rt.INT, f6)
-    row: Review = _new(Review)
-    row.review_id = f0
-    row.product_id = f1
-    row.user_id = f2
-    row.rating = f3
-    row.comment = f4
-    row.timestamp = f5
-    row.helpful_votes = f6
-    return row
-
-
-def _load_rows_reviews(values: Any) -> list[Review]:
+def _load_rows_reviews(values: Any, decoded: bool) -> list[Review]:
     "The rows of reviews from a list of 7-field objects, or _Slow."
     rows: list[Review] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -774,136 +623,13 @@ def _load_rows_reviews(values: Any) -> list[Review]:
     return rows
 
 
-def _load_keyed_reviews(keyed: Any) -> list[Review]:
-    "The rows of reviews from an object of them keyed by their keys, or _Slow."
-    rows: list[Review] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 7:
-            try:
-                f0 = value["review_id"]
-                f1 = value["product_id"]
-                f2 = value["user_id"]
-                f3 = value["rating"]
-                f4 = value["comment"]
-                f5 = value["timestamp"]
-                f6 = value["helpful_votes"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Review:
-                    raise _Slow
-            get = value.get
-            f0 = get("review_id", _MISSING)
-            f1 = get("product_id", _MISSING)
-            f2 = get("user_id", _MISSING)
-            f3 = get("rating", _MISSING)
-            f4 = get("comment", _MISSING)
-            f5 = get("timestamp", _MISSING)
-            f6 = get("helpful_votes", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_1, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(_SPEC_2, f2)
-        if not (type(f3) is int and _MIN_INT <= f3 <= _MAX_INT):
-            f3 = _read_field(rt.INT, f3)
-        if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-            f4 = _read_field(rt.STR, f4)
-        if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-            raw = f5
-            try:
-                f5 = _datetime_from(raw)
-                if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f5.tzinfo is None:
-                        f5 = f5.replace(tzinfo=_UTC)
-                    else:
-                        f5 = f5.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f5 = _read_field(rt.DATETIME, raw)
-        else:
-            f5 = _read_field(rt.DATETIME, f5)
-        if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
-            f6 = 0 if f6 is _MISSING else _read_field(rt.INT, f6)
-        row: Review = _new(Review)
-        row.review_id = f0
-        row.product_id = f1
-        row.user_id = f2
-        row.rating = f3
-        row.comment = f4
-        row.timestamp = f5
-        row.helpful_votes = f6
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_users(value: Any) -> User:
-    "One row of users (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_User:
-            raise _Slow
-    if len(value) == 5:
-        f0 = value["user_id"]
-        f1 = value["username"]
-        f2 = value["account_status"]
-        f3 = value["purchase_history"]
-        f4 = value["is_admin"]
-    else:
-        get = value.get
-        f0 = get("user_id", _MISSING)
-        f1 = get("username", _MISSING)
-        f2 = get("account_status", _MISSING)
-        f3 = get("purchase_history", _MISSING)
-        f4 = get("is_admin", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if type(f2) is str and f2 in _BY_VALUE_SPEC_AccountStatus:
-        f2 = _BY_VALUE_SPEC_AccountStatus[f2]
-    else:
-        f2 = AccountStatus.active if f2 is _MISSING else _read_field(SPEC_AccountStatus, f2)
-    if not (type(f3) is list and len(f3) <= _MAX_ITEMS and (not f3 or _plain_strs(f3))):
-        f3 = [] if f3 is _MISSING else _read_field(_SPEC_0, f3)
-    if type(f3) is list:
-        f3 = _OwnedList(f3)
-    if not (f4 is True or f4 is False):
-        f4 = False if f4 is _MISSING else _read_field(rt.BOOL, f4)
-    row: User = _new(User)
-    row.user_id = f0
-    row.username = f1
-    row.account_status = f2
-    row.purchase_history = f3
-    row.is_admin = f4
-    if type(f3) is _OwnedList:
-        f3._owner = _place_new(_Place, ("users", row, "purchase_history"))
-    else:
-        row.purchase_history = _owned_copy(
-            f3, _place_new(_Place, ("users", row, "purchase_history"))
-        )
-    return row
-
-
-def _load_rows_users(values: Any) -> list[User]:
+def _load_rows_users(values: Any, decoded: bool) -> list[User]:
     "The rows of users from a list of 5-field objects, or _Slow."
     rows: list[User] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -952,70 +678,6 @@ def _load_rows_users(values: Any) -> list[User]:
             row.purchase_history = _owned_copy(
                 f3, _place_new(_Place, ("users", row, "purchase_history"))
             )
-        append(row)
-    return rows
-
-
-def _load_keyed_users(keyed: Any) -> list[User]:
-    "The rows of users from an object of them keyed by their keys, or _Slow."
-    rows: list[User] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 5:
-            try:
-                f0 = value["user_id"]
-                f1 = value["username"]
-                f2 = value["account_status"]
-                f3 = value["purchase_history"]
-                f4 = value["is_admin"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_User:
-                    raise _Slow
-            get = value.get
-            f0 = get("user_id", _MISSING)
-            f1 = get("username", _MISSING)
-            f2 = get("account_status", _MISSING)
-            f3 = get("purchase_history", _MISSING)
-            f4 = get("is_admin", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if type(f2) is str and f2 in _BY_VALUE_SPEC_AccountStatus:
-            f2 = _BY_VALUE_SPEC_AccountStatus[f2]
-        else:
-            f2 = AccountStatus.active if f2 is _MISSING else _read_field(SPEC_AccountStatus, f2)
-        if not (type(f3) is list and len(f3) <= _MAX_ITEMS and (not f3 or _plain_strs(f3))):
-            f3 = [] if f3 is _MISSING else _read_field(_SPEC_0, f3)
-        if type(f3) is list:
-            f3 = _OwnedList(f3)
-        if not (f4 is True or f4 is False):
-            f4 = False if f4 is _MISSING else _read_field(rt.BOOL, f4)
-        row: User = _new(User)
-        row.user_id = f0
-        row.username = f1
-        row.account_status = f2
-        row.purchase_history = f3
-        row.is_admin = f4
-        if type(f3) is _OwnedList:
-            f3._owner = _place_new(_Place, ("users", row, "purchase_history"))
-        else:
-            row.purchase_history = _owned_copy(
-                f3, _place_new(_Place, ("users", row, "purchase_history"))
-            )
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -1040,7 +702,7 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_Product,
-            loader=_RowLoader(_load_row_products, _load_rows_products, _load_keyed_products),
+            loader=_RowLoader(_load_rows_products, "product_id"),
         ),
         "reviews": rt.TableSpec(
             schema=rt.TableSchema(
@@ -1065,14 +727,14 @@ class EcommerceProductReviewSystemEnv(rt.Environment):
                 ),
             ),
             row=SPEC_Review,
-            loader=_RowLoader(_load_row_reviews, _load_rows_reviews, _load_keyed_reviews),
+            loader=_RowLoader(_load_rows_reviews, "review_id"),
         ),
         "users": rt.TableSpec(
             schema=rt.TableSchema(
                 name="users", entity="User", key="user_id", auto_prefix=None, uniques=(), refs=()
             ),
             row=SPEC_User,
-            loader=_RowLoader(_load_row_users, _load_rows_users, _load_keyed_users),
+            loader=_RowLoader(_load_rows_users, "user_id"),
             nested_parents=("products",),
         ),
     }

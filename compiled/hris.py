@@ -893,111 +893,13 @@ _KNOWN_JobPosition: frozenset[str] = frozenset(
 _KNOWN_EmploymentStatus: frozenset[str] = frozenset(["description", "is_active", "status_type"])
 
 
-def _load_row_employees(value: Any) -> Employee:
-    "One row of employees (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Employee:
-            raise _Slow
-    if len(value) == 14:
-        f0 = value["employee_id"]
-        f1 = value["first_name"]
-        f2 = value["last_name"]
-        f3 = value["date_of_birth"]
-        f4 = value["gender"]
-        f5 = value["hire_date"]
-        f6 = value["job_title"]
-        f7 = value["department"]
-        f8 = value["manager_id"]
-        f9 = value["employment_status"]
-        f10 = value["salary"]
-        f11 = value["work_email"]
-        f12 = value["phone_number"]
-        f13 = value["address"]
-    else:
-        get = value.get
-        f0 = get("employee_id", _MISSING)
-        f1 = get("first_name", _MISSING)
-        f2 = get("last_name", _MISSING)
-        f3 = get("date_of_birth", _MISSING)
-        f4 = get("gender", _MISSING)
-        f5 = get("hire_date", _MISSING)
-        f6 = get("job_title", _MISSING)
-        f7 = get("department", _MISSING)
-        f8 = get("manager_id", _MISSING)
-        f9 = get("employment_status", _MISSING)
-        f10 = get("salary", _MISSING)
-        f11 = get("work_email", _MISSING)
-        f12 = get("phone_number", _MISSING)
-        f13 = get("address", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if type(f3) is str and len(f3) == 10 and f3.isascii():
-        raw = f3
-        try:
-            f3 = _date_from(raw)
-        except ValueError:
-            f3 = _read_field(rt.DATE, raw)
-    else:
-        f3 = _read_field(rt.DATE, f3)
-    if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-        f4 = _read_field(rt.STR, f4)
-    if type(f5) is str and len(f5) == 10 and f5.isascii():
-        raw = f5
-        try:
-            f5 = _date_from(raw)
-        except ValueError:
-            f5 = _read_field(rt.DATE, raw)
-    else:
-        f5 = _read_field(rt.DATE, f5)
-    if not (type(f6) is str and f6.isascii() and len(f6) <= 64):
-        f6 = _read_field(_SPEC_2, f6)
-    if not (type(f7) is str and f7.isascii() and len(f7) <= 64):
-        f7 = _read_field(_SPEC_1, f7)
-    if f8 is None or type(f8) is str and f8.isascii() and len(f8) <= 64:
-        pass
-    else:
-        f8 = None if f8 is _MISSING else _read_field(_SPEC_0, f8)
-    if not (type(f9) is str and f9.isascii() and len(f9) <= 64):
-        f9 = _read_field(_SPEC_3, f9)
-    f10 = _read_field(rt.FLOAT, f10)
-    if not (type(f11) is str and f11.isascii() and len(f11) <= 64):
-        f11 = _read_field(rt.STR, f11)
-    if not (type(f12) is str and f12.isascii() and len(f12) <= 64):
-        f12 = _read_field(rt.STR, f12)
-    if not (type(f13) is str and f13.isascii() and len(f13) <= 64):
-        f13 = _read_field(rt.STR, f13)
-    row: Employee = _new(Employee)
-    row.employee_id = f0
-    row.first_name = f1
-    row.last_name = f2
-    row.date_of_birth = f3
-    row.gender = f4
-    row.hire_date = f5
-    row.job_title = f6
-    row.department = f7
-    row.manager_id = f8
-    row.employment_status = f9
-    row.salary = f10
-    row.work_email = f11
-    row.phone_number = f12
-    row.address = f13
-    if type(f10) not in _IMMUTABLE_TYPES:
-        row.salary = _owned_copy(f10, _place_new(_Place, ("employees", row, "salary")))
-    return row
-
-
-def _load_rows_employees(values: Any) -> list[Employee]:
+def _load_rows_employees(values: Any, decoded: bool) -> list[Employee]:
     "The rows of employees from a list of 14-field objects, or _Slow."
     rows: list[Employee] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1100,162 +1002,13 @@ def _load_rows_employees(values: Any) -> list[Employee]:
     return rows
 
 
-def _load_keyed_employees(keyed: Any) -> list[Employee]:
-    "The rows of employees from an object of them keyed by their keys, or _Slow."
-    rows: list[Employee] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 14:
-            try:
-                f0 = value["employee_id"]
-                f1 = value["first_name"]
-                f2 = value["last_name"]
-                f3 = value["date_of_birth"]
-                f4 = value["gender"]
-                f5 = value["hire_date"]
-                f6 = value["job_title"]
-                f7 = value["department"]
-                f8 = value["manager_id"]
-                f9 = value["employment_status"]
-                f10 = value["salary"]
-                f11 = value["work_email"]
-                f12 = value["phone_number"]
-                f13 = value["address"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Employee:
-                    raise _Slow
-            get = value.get
-            f0 = get("employee_id", _MISSING)
-            f1 = get("first_name", _MISSING)
-            f2 = get("last_name", _MISSING)
-            f3 = get("date_of_birth", _MISSING)
-            f4 = get("gender", _MISSING)
-            f5 = get("hire_date", _MISSING)
-            f6 = get("job_title", _MISSING)
-            f7 = get("department", _MISSING)
-            f8 = get("manager_id", _MISSING)
-            f9 = get("employment_status", _MISSING)
-            f10 = get("salary", _MISSING)
-            f11 = get("work_email", _MISSING)
-            f12 = get("phone_number", _MISSING)
-            f13 = get("address", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if type(f3) is str and len(f3) == 10 and f3.isascii():
-            raw = f3
-            try:
-                f3 = _date_from(raw)
-            except ValueError:
-                f3 = _read_field(rt.DATE, raw)
-        else:
-            f3 = _read_field(rt.DATE, f3)
-        if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-            f4 = _read_field(rt.STR, f4)
-        if type(f5) is str and len(f5) == 10 and f5.isascii():
-            raw = f5
-            try:
-                f5 = _date_from(raw)
-            except ValueError:
-                f5 = _read_field(rt.DATE, raw)
-        else:
-            f5 = _read_field(rt.DATE, f5)
-        if not (type(f6) is str and f6.isascii() and len(f6) <= 64):
-            f6 = _read_field(_SPEC_2, f6)
-        if not (type(f7) is str and f7.isascii() and len(f7) <= 64):
-            f7 = _read_field(_SPEC_1, f7)
-        if f8 is None or type(f8) is str and f8.isascii() and len(f8) <= 64:
-            pass
-        else:
-            f8 = None if f8 is _MISSING else _read_field(_SPEC_0, f8)
-        if not (type(f9) is str and f9.isascii() and len(f9) <= 64):
-            f9 = _read_field(_SPEC_3, f9)
-        f10 = _read_field(rt.FLOAT, f10)
-        if not (type(f11) is str and f11.isascii() and len(f11) <= 64):
-            f11 = _read_field(rt.STR, f11)
-        if not (type(f12) is str and f12.isascii() and len(f12) <= 64):
-            f12 = _read_field(rt.STR, f12)
-        if not (type(f13) is str and f13.isascii() and len(f13) <= 64):
-            f13 = _read_field(rt.STR, f13)
-        row: Employee = _new(Employee)
-        row.employee_id = f0
-        row.first_name = f1
-        row.last_name = f2
-        row.date_of_birth = f3
-        row.gender = f4
-        row.hire_date = f5
-        row.job_title = f6
-        row.department = f7
-        row.manager_id = f8
-        row.employment_status = f9
-        row.salary = f10
-        row.work_email = f11
-        row.phone_number = f12
-        row.address = f13
-        if type(f10) not in _IMMUTABLE_TYPES:
-            row.salary = _owned_copy(f10, _place_new(_Place, ("employees", row, "salary")))
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_departments(value: Any) -> Department:
-    "One row of departments (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Department:
-            raise _Slow
-    if len(value) == 4:
-        f0 = value["department_id"]
-        f1 = value["department_name"]
-        f2 = value["manager_id"]
-        f3 = value["location"]
-    else:
-        get = value.get
-        f0 = get("department_id", _MISSING)
-        f1 = get("department_name", _MISSING)
-        f2 = get("manager_id", _MISSING)
-        f3 = get("location", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if f2 is None or type(f2) is str and f2.isascii() and len(f2) <= 64:
-        pass
-    else:
-        f2 = None if f2 is _MISSING else _read_field(_SPEC_0, f2)
-    if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-        f3 = _read_field(rt.STR, f3)
-    row: Department = _new(Department)
-    row.department_id = f0
-    row.department_name = f1
-    row.manager_id = f2
-    row.location = f3
-    return row
-
-
-def _load_rows_departments(values: Any) -> list[Department]:
+def _load_rows_departments(values: Any, decoded: bool) -> list[Department]:
     "The rows of departments from a list of 4-field objects, or _Slow."
     rows: list[Department] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1295,108 +1048,13 @@ def _load_rows_departments(values: Any) -> list[Department]:
     return rows
 
 
-def _load_keyed_departments(keyed: Any) -> list[Department]:
-    "The rows of departments from an object of them keyed by their keys, or _Slow."
-    rows: list[Department] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 4:
-            try:
-                f0 = value["department_id"]
-                f1 = value["department_name"]
-                f2 = value["manager_id"]
-                f3 = value["location"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Department:
-                    raise _Slow
-            get = value.get
-            f0 = get("department_id", _MISSING)
-            f1 = get("department_name", _MISSING)
-            f2 = get("manager_id", _MISSING)
-            f3 = get("location", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if f2 is None or type(f2) is str and f2.isascii() and len(f2) <= 64:
-            pass
-        else:
-            f2 = None if f2 is _MISSING else _read_field(_SPEC_0, f2)
-        if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-            f3 = _read_field(rt.STR, f3)
-        row: Department = _new(Department)
-        row.department_id = f0
-        row.department_name = f1
-        row.manager_id = f2
-        row.location = f3
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_job_positions(value: Any) -> JobPosition:
-    "One row of job_positions (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_JobPosition:
-            raise _Slow
-    if len(value) == 5:
-        f0 = value["job_title"]
-        f1 = value["department_id"]
-        f2 = value["salary_range_min"]
-        f3 = value["salary_range_max"]
-        f4 = value["required_qualification"]
-    else:
-        get = value.get
-        f0 = get("job_title", _MISSING)
-        f1 = get("department_id", _MISSING)
-        f2 = get("salary_range_min", _MISSING)
-        f3 = get("salary_range_max", _MISSING)
-        f4 = get("required_qualification", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_1, f1)
-    f2 = _read_field(rt.FLOAT, f2)
-    f3 = _read_field(rt.FLOAT, f3)
-    if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-        f4 = _read_field(rt.STR, f4)
-    row: JobPosition = _new(JobPosition)
-    row.job_title = f0
-    row.department_id = f1
-    row.salary_range_min = f2
-    row.salary_range_max = f3
-    row.required_qualification = f4
-    if type(f2) not in _IMMUTABLE_TYPES:
-        row.salary_range_min = _owned_copy(
-            f2, _place_new(_Place, ("job_positions", row, "salary_range_min"))
-        )
-    if type(f3) not in _IMMUTABLE_TYPES:
-        row.salary_range_max = _owned_copy(
-            f3, _place_new(_Place, ("job_positions", row, "salary_range_max"))
-        )
-    return row
-
-
-def _load_rows_job_positions(values: Any) -> list[JobPosition]:
+def _load_rows_job_positions(values: Any, decoded: bool) -> list[JobPosition]:
     "The rows of job_positions from a list of 5-field objects, or _Slow."
     rows: list[JobPosition] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1445,101 +1103,13 @@ def _load_rows_job_positions(values: Any) -> list[JobPosition]:
     return rows
 
 
-def _load_keyed_job_positions(keyed: Any) -> list[JobPosition]:
-    "The rows of job_positions from an object of them keyed by their keys, or _Slow."
-    rows: list[JobPosition] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 5:
-            try:
-                f0 = value["job_title"]
-                f1 = value["department_id"]
-                f2 = value["salary_range_min"]
-                f3 = value["salary_range_max"]
-                f4 = value["required_qualification"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_JobPosition:
-                    raise _Slow
-            get = value.get
-            f0 = get("job_title", _MISSING)
-            f1 = get("department_id", _MISSING)
-            f2 = get("salary_range_min", _MISSING)
-            f3 = get("salary_range_max", _MISSING)
-            f4 = get("required_qualification", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_1, f1)
-        f2 = _read_field(rt.FLOAT, f2)
-        f3 = _read_field(rt.FLOAT, f3)
-        if not (type(f4) is str and f4.isascii() and len(f4) <= 64):
-            f4 = _read_field(rt.STR, f4)
-        row: JobPosition = _new(JobPosition)
-        row.job_title = f0
-        row.department_id = f1
-        row.salary_range_min = f2
-        row.salary_range_max = f3
-        row.required_qualification = f4
-        if type(f2) not in _IMMUTABLE_TYPES:
-            row.salary_range_min = _owned_copy(
-                f2, _place_new(_Place, ("job_positions", row, "salary_range_min"))
-            )
-        if type(f3) not in _IMMUTABLE_TYPES:
-            row.salary_range_max = _owned_copy(
-                f3, _place_new(_Place, ("job_positions", row, "salary_range_max"))
-            )
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_employment_statuses(value: Any) -> EmploymentStatus:
-    "One row of employment_statuses (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_EmploymentStatus:
-            raise _Slow
-    if len(value) == 3:
-        f0 = value["status_type"]
-        f1 = value["description"]
-        f2 = value["is_active"]
-    else:
-        get = value.get
-        f0 = get("status_type", _MISSING)
-        f1 = get("description", _MISSING)
-        f2 = get("is_active", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (f2 is True or f2 is False):
-        f2 = _read_field(rt.BOOL, f2)
-    row: EmploymentStatus = _new(EmploymentStatus)
-    row.status_type = f0
-    row.description = f1
-    row.is_active = f2
-    return row
-
-
-def _load_rows_employment_statuses(values: Any) -> list[EmploymentStatus]:
+def _load_rows_employment_statuses(values: Any, decoded: bool) -> list[EmploymentStatus]:
     "The rows of employment_statuses from a list of 3-field objects, or _Slow."
     rows: list[EmploymentStatus] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1568,50 +1138,6 @@ def _load_rows_employment_statuses(values: Any) -> list[EmploymentStatus]:
         row.status_type = f0
         row.description = f1
         row.is_active = f2
-        append(row)
-    return rows
-
-
-def _load_keyed_employment_statuses(keyed: Any) -> list[EmploymentStatus]:
-    "The rows of employment_statuses from an object of them keyed by their keys, or _Slow."
-    rows: list[EmploymentStatus] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 3:
-            try:
-                f0 = value["status_type"]
-                f1 = value["description"]
-                f2 = value["is_active"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_EmploymentStatus:
-                    raise _Slow
-            get = value.get
-            f0 = get("status_type", _MISSING)
-            f1 = get("description", _MISSING)
-            f2 = get("is_active", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (f2 is True or f2 is False):
-            f2 = _read_field(rt.BOOL, f2)
-        row: EmploymentStatus = _new(EmploymentStatus)
-        row.status_type = f0
-        row.description = f1
-        row.is_active = f2
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -1661,7 +1187,7 @@ class HRISEnv(rt.Environment):
                 ),
             ),
             row=SPEC_Employee,
-            loader=_RowLoader(_load_row_employees, _load_rows_employees, _load_keyed_employees),
+            loader=_RowLoader(_load_rows_employees, "employee_id"),
         ),
         "departments": rt.TableSpec(
             schema=rt.TableSchema(
@@ -1680,9 +1206,7 @@ class HRISEnv(rt.Environment):
                 ),
             ),
             row=SPEC_Department,
-            loader=_RowLoader(
-                _load_row_departments, _load_rows_departments, _load_keyed_departments
-            ),
+            loader=_RowLoader(_load_rows_departments, "department_id"),
         ),
         "job_positions": rt.TableSpec(
             schema=rt.TableSchema(
@@ -1701,9 +1225,7 @@ class HRISEnv(rt.Environment):
                 ),
             ),
             row=SPEC_JobPosition,
-            loader=_RowLoader(
-                _load_row_job_positions, _load_rows_job_positions, _load_keyed_job_positions
-            ),
+            loader=_RowLoader(_load_rows_job_positions, "job_title"),
         ),
         "employment_statuses": rt.TableSpec(
             schema=rt.TableSchema(
@@ -1715,11 +1237,7 @@ class HRISEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_EmploymentStatus,
-            loader=_RowLoader(
-                _load_row_employment_statuses,
-                _load_rows_employment_statuses,
-                _load_keyed_employment_statuses,
-            ),
+            loader=_RowLoader(_load_rows_employment_statuses, "status_type"),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {

@@ -1064,36 +1064,13 @@ _KNOWN_Hold: frozenset[str] = frozenset(
 _BY_VALUE_SPEC_HoldState: dict[Any, Any] = SPEC_HoldState.by_value
 
 
-def _load_row_authors(value: Any) -> Author:
-    "One row of authors (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Author:
-            raise _Slow
-    if len(value) == 2:
-        f0 = value["author_id"]
-        f1 = value["name"]
-    else:
-        get = value.get
-        f0 = get("author_id", _MISSING)
-        f1 = get("name", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    row: Author = _new(Author)
-    row.author_id = f0
-    row.name = f1
-    return row
-
-
-def _load_rows_authors(values: Any) -> list[Author]:
+def _load_rows_authors(values: Any, decoded: bool) -> list[Author]:
     "The rows of authors from a list of 2-field objects, or _Slow."
     rows: list[Author] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1121,80 +1098,13 @@ def _load_rows_authors(values: Any) -> list[Author]:
     return rows
 
 
-def _load_keyed_authors(keyed: Any) -> list[Author]:
-    "The rows of authors from an object of them keyed by their keys, or _Slow."
-    rows: list[Author] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 2:
-            try:
-                f0 = value["author_id"]
-                f1 = value["name"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Author:
-                    raise _Slow
-            get = value.get
-            f0 = get("author_id", _MISSING)
-            f1 = get("name", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        row: Author = _new(Author)
-        row.author_id = f0
-        row.name = f1
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_books(value: Any) -> Book:
-    "One row of books (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Book:
-            raise _Slow
-    if len(value) == 3:
-        f0 = value["isbn"]
-        f1 = value["title"]
-        f2 = value["year"]
-    else:
-        get = value.get
-        f0 = get("isbn", _MISSING)
-        f1 = get("title", _MISSING)
-        f2 = get("year", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is int and _MIN_INT <= f2 <= _MAX_INT):
-        f2 = _read_field(rt.INT, f2)
-    row: Book = _new(Book)
-    row.isbn = f0
-    row.title = f1
-    row.year = f2
-    return row
-
-
-def _load_rows_books(values: Any) -> list[Book]:
+def _load_rows_books(values: Any, decoded: bool) -> list[Book]:
     "The rows of books from a list of 3-field objects, or _Slow."
     rows: list[Book] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1227,85 +1137,13 @@ def _load_rows_books(values: Any) -> list[Book]:
     return rows
 
 
-def _load_keyed_books(keyed: Any) -> list[Book]:
-    "The rows of books from an object of them keyed by their keys, or _Slow."
-    rows: list[Book] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 3:
-            try:
-                f0 = value["isbn"]
-                f1 = value["title"]
-                f2 = value["year"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Book:
-                    raise _Slow
-            get = value.get
-            f0 = get("isbn", _MISSING)
-            f1 = get("title", _MISSING)
-            f2 = get("year", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is int and _MIN_INT <= f2 <= _MAX_INT):
-            f2 = _read_field(rt.INT, f2)
-        row: Book = _new(Book)
-        row.isbn = f0
-        row.title = f1
-        row.year = f2
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_book_authors(value: Any) -> BookAuthor:
-    "One row of book_authors (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_BookAuthor:
-            raise _Slow
-    if len(value) == 3:
-        f0 = value["link_id"]
-        f1 = value["book"]
-        f2 = value["author"]
-    else:
-        get = value.get
-        f0 = get("link_id", _MISSING)
-        f1 = get("book", _MISSING)
-        f2 = get("author", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_0, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(_SPEC_1, f2)
-    row: BookAuthor = _new(BookAuthor)
-    row.link_id = f0
-    row.book = f1
-    row.author = f2
-    return row
-
-
-def _load_rows_book_authors(values: Any) -> list[BookAuthor]:
+def _load_rows_book_authors(values: Any, decoded: bool) -> list[BookAuthor]:
     "The rows of book_authors from a list of 3-field objects, or _Slow."
     rows: list[BookAuthor] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1338,92 +1176,13 @@ def _load_rows_book_authors(values: Any) -> list[BookAuthor]:
     return rows
 
 
-def _load_keyed_book_authors(keyed: Any) -> list[BookAuthor]:
-    "The rows of book_authors from an object of them keyed by their keys, or _Slow."
-    rows: list[BookAuthor] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 3:
-            try:
-                f0 = value["link_id"]
-                f1 = value["book"]
-                f2 = value["author"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_BookAuthor:
-                    raise _Slow
-            get = value.get
-            f0 = get("link_id", _MISSING)
-            f1 = get("book", _MISSING)
-            f2 = get("author", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_0, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(_SPEC_1, f2)
-        row: BookAuthor = _new(BookAuthor)
-        row.link_id = f0
-        row.book = f1
-        row.author = f2
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_copies(value: Any) -> Copy:
-    "One row of copies (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Copy:
-            raise _Slow
-    if len(value) == 4:
-        f0 = value["copy_id"]
-        f1 = value["book"]
-        f2 = value["shelf"]
-        f3 = value["condition"]
-    else:
-        get = value.get
-        f0 = get("copy_id", _MISSING)
-        f1 = get("book", _MISSING)
-        f2 = get("shelf", _MISSING)
-        f3 = get("condition", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_0, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if type(f3) is str and f3 in _BY_VALUE_SPEC_CopyCondition:
-        f3 = _BY_VALUE_SPEC_CopyCondition[f3]
-    else:
-        f3 = CopyCondition.good if f3 is _MISSING else _read_field(SPEC_CopyCondition, f3)
-    row: Copy = _new(Copy)
-    row.copy_id = f0
-    row.book = f1
-    row.shelf = f2
-    row.condition = f3
-    return row
-
-
-def _load_rows_copies(values: Any) -> list[Copy]:
+def _load_rows_copies(values: Any, decoded: bool) -> list[Copy]:
     "The rows of copies from a list of 4-field objects, or _Slow."
     rows: list[Copy] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1463,126 +1222,13 @@ def _load_rows_copies(values: Any) -> list[Copy]:
     return rows
 
 
-def _load_keyed_copies(keyed: Any) -> list[Copy]:
-    "The rows of copies from an object of them keyed by their keys, or _Slow."
-    rows: list[Copy] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 4:
-            try:
-                f0 = value["copy_id"]
-                f1 = value["book"]
-                f2 = value["shelf"]
-                f3 = value["condition"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Copy:
-                    raise _Slow
-            get = value.get
-            f0 = get("copy_id", _MISSING)
-            f1 = get("book", _MISSING)
-            f2 = get("shelf", _MISSING)
-            f3 = get("condition", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_0, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if type(f3) is str and f3 in _BY_VALUE_SPEC_CopyCondition:
-            f3 = _BY_VALUE_SPEC_CopyCondition[f3]
-        else:
-            f3 = CopyCondition.good if f3 is _MISSING else _read_field(SPEC_CopyCondition, f3)
-        row: Copy = _new(Copy)
-        row.copy_id = f0
-        row.book = f1
-        row.shelf = f2
-        row.condition = f3
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_members(value: Any) -> Member:
-    "One row of members (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Member:
-            raise _Slow
-    if len(value) == 7:
-        f0 = value["member_id"]
-        f1 = value["name"]
-        f2 = value["email"]
-        f3 = value["joined"]
-        f4 = value["expires"]
-        f5 = value["fines_cents"]
-        f6 = value["status"]
-    else:
-        get = value.get
-        f0 = get("member_id", _MISSING)
-        f1 = get("name", _MISSING)
-        f2 = get("email", _MISSING)
-        f3 = get("joined", _MISSING)
-        f4 = get("expires", _MISSING)
-        f5 = get("fines_cents", _MISSING)
-        f6 = get("status", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if type(f3) is str and len(f3) == 10 and f3.isascii():
-        raw = f3
-        try:
-            f3 = _date_from(raw)
-        except ValueError:
-            f3 = _read_field(rt.DATE, raw)
-    else:
-        f3 = _read_field(rt.DATE, f3)
-    if type(f4) is str and len(f4) == 10 and f4.isascii():
-        raw = f4
-        try:
-            f4 = _date_from(raw)
-        except ValueError:
-            f4 = _read_field(rt.DATE, raw)
-    else:
-        f4 = _read_field(rt.DATE, f4)
-    if not (type(f5) is int and _MIN_INT <= f5 <= _MAX_INT):
-        f5 = 0 if f5 is _MISSING else _read_field(rt.INT, f5)
-    if type(f6) is str and f6 in _BY_VALUE_SPEC_MemberStatus:
-        f6 = _BY_VALUE_SPEC_MemberStatus[f6]
-    else:
-        f6 = MemberStatus.active if f6 is _MISSING else _read_field(SPEC_MemberStatus, f6)
-    row: Member = _new(Member)
-    row.member_id = f0
-    row.name = f1
-    row.email = f2
-    row.joined = f3
-    row.expires = f4
-    row.fines_cents = f5
-    row.status = f6
-    return row
-
-
-def _load_rows_members(values: Any) -> list[Member]:
+def _load_rows_members(values: Any, decoded: bool) -> list[Member]:
     "The rows of members from a list of 7-field objects, or _Slow."
     rows: list[Member] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1649,175 +1295,13 @@ def _load_rows_members(values: Any) -> list[Member]:
     return rows
 
 
-def _load_keyed_members(keyed: Any) -> list[Member]:
-    "The rows of members from an object of them keyed by their keys, or _Slow."
-    rows: list[Member] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 7:
-            try:
-                f0 = value["member_id"]
-                f1 = value["name"]
-                f2 = value["email"]
-                f3 = value["joined"]
-                f4 = value["expires"]
-                f5 = value["fines_cents"]
-                f6 = value["status"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Member:
-                    raise _Slow
-            get = value.get
-            f0 = get("member_id", _MISSING)
-            f1 = get("name", _MISSING)
-            f2 = get("email", _MISSING)
-            f3 = get("joined", _MISSING)
-            f4 = get("expires", _MISSING)
-            f5 = get("fines_cents", _MISSING)
-            f6 = get("status", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if type(f3) is str and len(f3) == 10 and f3.isascii():
-            raw = f3
-            try:
-                f3 = _date_from(raw)
-            except ValueError:
-                f3 = _read_field(rt.DATE, raw)
-        else:
-            f3 = _read_field(rt.DATE, f3)
-        if type(f4) is str and len(f4) == 10 and f4.isascii():
-            raw = f4
-            try:
-                f4 = _date_from(raw)
-            except ValueError:
-                f4 = _read_field(rt.DATE, raw)
-        else:
-            f4 = _read_field(rt.DATE, f4)
-        if not (type(f5) is int and _MIN_INT <= f5 <= _MAX_INT):
-            f5 = 0 if f5 is _MISSING else _read_field(rt.INT, f5)
-        if type(f6) is str and f6 in _BY_VALUE_SPEC_MemberStatus:
-            f6 = _BY_VALUE_SPEC_MemberStatus[f6]
-        else:
-            f6 = MemberStatus.active if f6 is _MISSING else _read_field(SPEC_MemberStatus, f6)
-        row: Member = _new(Member)
-        row.member_id = f0
-        row.name = f1
-        row.email = f2
-        row.joined = f3
-        row.expires = f4
-        row.fines_cents = f5
-        row.status = f6
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_loans(value: Any) -> Loan:
-    "One row of loans (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Loan:
-            raise _Slow
-    if len(value) == 8:
-        f0 = value["loan_id"]
-        f1 = value["copy"]
-        f2 = value["member"]
-        f3 = value["checked_out"]
-        f4 = value["due"]
-        f5 = value["returned_at"]
-        f6 = value["renewals"]
-        f7 = value["state"]
-    else:
-        get = value.get
-        f0 = get("loan_id", _MISSING)
-        f1 = get("copy", _MISSING)
-        f2 = get("member", _MISSING)
-        f3 = get("checked_out", _MISSING)
-        f4 = get("due", _MISSING)
-        f5 = get("returned_at", _MISSING)
-        f6 = get("renewals", _MISSING)
-        f7 = get("state", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_2, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(_SPEC_3, f2)
-    if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-        raw = f3
-        try:
-            f3 = _datetime_from(raw)
-            if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f3.tzinfo is None:
-                    f3 = f3.replace(tzinfo=_UTC)
-                else:
-                    f3 = f3.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f3 = _read_field(rt.DATETIME, raw)
-    else:
-        f3 = _read_field(rt.DATETIME, f3)
-    if type(f4) is str and len(f4) == 10 and f4.isascii():
-        raw = f4
-        try:
-            f4 = _date_from(raw)
-        except ValueError:
-            f4 = _read_field(rt.DATE, raw)
-    else:
-        f4 = _read_field(rt.DATE, f4)
-    if f5 is not None:
-        if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-            raw = f5
-            try:
-                f5 = _datetime_from(raw)
-                if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f5.tzinfo is None:
-                        f5 = f5.replace(tzinfo=_UTC)
-                    else:
-                        f5 = f5.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f5 = _read_field(_SPEC_4, raw)
-        else:
-            f5 = None if f5 is _MISSING else _read_field(_SPEC_4, f5)
-    if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
-        f6 = 0 if f6 is _MISSING else _read_field(rt.INT, f6)
-    if type(f7) is str and f7 in _BY_VALUE_SPEC_LoanState:
-        f7 = _BY_VALUE_SPEC_LoanState[f7]
-    else:
-        f7 = LoanState.active if f7 is _MISSING else _read_field(SPEC_LoanState, f7)
-    row: Loan = _new(Loan)
-    row.loan_id = f0
-    row.copy_ = f1
-    row.member = f2
-    row.checked_out = f3
-    row.due = f4
-    row.returned_at = f5
-    row.renewals = f6
-    row.state = f7
-    return row
-
-
-def _load_rows_loans(values: Any) -> list[Loan]:
+def _load_rows_loans(values: Any, decoded: bool) -> list[Loan]:
     "The rows of loans from a list of 8-field objects, or _Slow."
     rows: list[Loan] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1906,183 +1390,13 @@ def _load_rows_loans(values: Any) -> list[Loan]:
     return rows
 
 
-def _load_keyed_loans(keyed: Any) -> list[Loan]:
-    "The rows of loans from an object of them keyed by their keys, or _Slow."
-    rows: list[Loan] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 8:
-            try:
-                f0 = value["loan_id"]
-                f1 = value["copy"]
-                f2 = value["member"]
-                f3 = value["checked_out"]
-                f4 = value["due"]
-                f5 = value["returned_at"]
-                f6 = value["renewals"]
-                f7 = value["state"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Loan:
-                    raise _Slow
-            get = value.get
-            f0 = get("loan_id", _MISSING)
-            f1 = get("copy", _MISSING)
-            f2 = get("member", _MISSING)
-            f3 = get("checked_out", _MISSING)
-            f4 = get("due", _MISSING)
-            f5 = get("returned_at", _MISSING)
-            f6 = get("renewals", _MISSING)
-            f7 = get("state", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_2, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(_SPEC_3, f2)
-        if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-            raw = f3
-            try:
-                f3 = _datetime_from(raw)
-                if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f3.tzinfo is None:
-                        f3 = f3.replace(tzinfo=_UTC)
-                    else:
-                        f3 = f3.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f3 = _read_field(rt.DATETIME, raw)
-        else:
-            f3 = _read_field(rt.DATETIME, f3)
-        if type(f4) is str and len(f4) == 10 and f4.isascii():
-            raw = f4
-            try:
-                f4 = _date_from(raw)
-            except ValueError:
-                f4 = _read_field(rt.DATE, raw)
-        else:
-            f4 = _read_field(rt.DATE, f4)
-        if f5 is not None:
-            if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-                raw = f5
-                try:
-                    f5 = _datetime_from(raw)
-                    if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                        if f5.tzinfo is None:
-                            f5 = f5.replace(tzinfo=_UTC)
-                        else:
-                            f5 = f5.astimezone(_UTC)
-                except (ValueError, OverflowError):
-                    f5 = _read_field(_SPEC_4, raw)
-            else:
-                f5 = None if f5 is _MISSING else _read_field(_SPEC_4, f5)
-        if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
-            f6 = 0 if f6 is _MISSING else _read_field(rt.INT, f6)
-        if type(f7) is str and f7 in _BY_VALUE_SPEC_LoanState:
-            f7 = _BY_VALUE_SPEC_LoanState[f7]
-        else:
-            f7 = LoanState.active if f7 is _MISSING else _read_field(SPEC_LoanState, f7)
-        row: Loan = _new(Loan)
-        row.loan_id = f0
-        row.copy_ = f1
-        row.member = f2
-        row.checked_out = f3
-        row.due = f4
-        row.returned_at = f5
-        row.renewals = f6
-        row.state = f7
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_holds(value: Any) -> Hold:
-    "One row of holds (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Hold:
-            raise _Slow
-    if len(value) == 7:
-        f0 = value["hold_id"]
-        f1 = value["book"]
-        f2 = value["member"]
-        f3 = value["placed"]
-        f4 = value["copy"]
-        f5 = value["ready_until"]
-        f6 = value["state"]
-    else:
-        get = value.get
-        f0 = get("hold_id", _MISSING)
-        f1 = get("book", _MISSING)
-        f2 = get("member", _MISSING)
-        f3 = get("placed", _MISSING)
-        f4 = get("copy", _MISSING)
-        f5 = get("ready_until", _MISSING)
-        f6 = get("state", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_0, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(_SPEC_3, f2)
-    if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-        raw = f3
-        try:
-            f3 = _datetime_from(raw)
-            if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f3.tzinfo is None:
-                    f3 = f3.replace(tzinfo=_UTC)
-                else:
-                    f3 = f3.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f3 = _read_field(rt.DATETIME, raw)
-    else:
-        f3 = _read_field(rt.DATETIME, f3)
-    if f4 is None or type(f4) is str and f4.isascii() and len(f4) <= 64:
-        pass
-    else:
-        f4 = None if f4 is _MISSING else _read_field(_SPEC_5, f4)
-    if f5 is not None:
-        if type(f5) is str and len(f5) == 10 and f5.isascii():
-            raw = f5
-            try:
-                f5 = _date_from(raw)
-            except ValueError:
-                f5 = _read_field(_SPEC_6, raw)
-        else:
-            f5 = None if f5 is _MISSING else _read_field(_SPEC_6, f5)
-    if type(f6) is str and f6 in _BY_VALUE_SPEC_HoldState:
-        f6 = _BY_VALUE_SPEC_HoldState[f6]
-    else:
-        f6 = HoldState.waiting if f6 is _MISSING else _read_field(SPEC_HoldState, f6)
-    row: Hold = _new(Hold)
-    row.hold_id = f0
-    row.book = f1
-    row.member = f2
-    row.placed = f3
-    row.copy_ = f4
-    row.ready_until = f5
-    row.state = f6
-    return row
-
-
-def _load_rows_holds(values: Any) -> list[Hold]:
+def _load_rows_holds(values: Any, decoded: bool) -> list[Hold]:
     "The rows of holds from a list of 7-field objects, or _Slow."
     rows: list[Hold] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -2153,92 +1467,6 @@ def _load_rows_holds(values: Any) -> list[Hold]:
         row.copy_ = f4
         row.ready_until = f5
         row.state = f6
-        append(row)
-    return rows
-
-
-def _load_keyed_holds(keyed: Any) -> list[Hold]:
-    "The rows of holds from an object of them keyed by their keys, or _Slow."
-    rows: list[Hold] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 7:
-            try:
-                f0 = value["hold_id"]
-                f1 = value["book"]
-                f2 = value["member"]
-                f3 = value["placed"]
-                f4 = value["copy"]
-                f5 = value["ready_until"]
-                f6 = value["state"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Hold:
-                    raise _Slow
-            get = value.get
-            f0 = get("hold_id", _MISSING)
-            f1 = get("book", _MISSING)
-            f2 = get("member", _MISSING)
-            f3 = get("placed", _MISSING)
-            f4 = get("copy", _MISSING)
-            f5 = get("ready_until", _MISSING)
-            f6 = get("state", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_0, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(_SPEC_3, f2)
-        if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-            raw = f3
-            try:
-                f3 = _datetime_from(raw)
-                if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f3.tzinfo is None:
-                        f3 = f3.replace(tzinfo=_UTC)
-                    else:
-                        f3 = f3.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f3 = _read_field(rt.DATETIME, raw)
-        else:
-            f3 = _read_field(rt.DATETIME, f3)
-        if f4 is None or type(f4) is str and f4.isascii() and len(f4) <= 64:
-            pass
-        else:
-            f4 = None if f4 is _MISSING else _read_field(_SPEC_5, f4)
-        if f5 is not None:
-            if type(f5) is str and len(f5) == 10 and f5.isascii():
-                raw = f5
-                try:
-                    f5 = _date_from(raw)
-                except ValueError:
-                    f5 = _read_field(_SPEC_6, raw)
-            else:
-                f5 = None if f5 is _MISSING else _read_field(_SPEC_6, f5)
-        if type(f6) is str and f6 in _BY_VALUE_SPEC_HoldState:
-            f6 = _BY_VALUE_SPEC_HoldState[f6]
-        else:
-            f6 = HoldState.waiting if f6 is _MISSING else _read_field(SPEC_HoldState, f6)
-        row: Hold = _new(Hold)
-        row.hold_id = f0
-        row.book = f1
-        row.member = f2
-        row.placed = f3
-        row.copy_ = f4
-        row.ready_until = f5
-        row.state = f6
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -2263,14 +1491,14 @@ class LibraryLendingEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_Author,
-            loader=_RowLoader(_load_row_authors, _load_rows_authors, _load_keyed_authors),
+            loader=_RowLoader(_load_rows_authors, "author_id"),
         ),
         "books": rt.TableSpec(
             schema=rt.TableSchema(
                 name="books", entity="Book", key="isbn", auto_prefix=None, uniques=(), refs=()
             ),
             row=SPEC_Book,
-            loader=_RowLoader(_load_row_books, _load_rows_books, _load_keyed_books),
+            loader=_RowLoader(_load_rows_books, "isbn"),
         ),
         "book_authors": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2295,9 +1523,7 @@ class LibraryLendingEnv(rt.Environment):
                 ),
             ),
             row=SPEC_BookAuthor,
-            loader=_RowLoader(
-                _load_row_book_authors, _load_rows_book_authors, _load_keyed_book_authors
-            ),
+            loader=_RowLoader(_load_rows_book_authors, "link_id"),
         ),
         "copies": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2316,7 +1542,7 @@ class LibraryLendingEnv(rt.Environment):
                 ),
             ),
             row=SPEC_Copy,
-            loader=_RowLoader(_load_row_copies, _load_rows_copies, _load_keyed_copies),
+            loader=_RowLoader(_load_rows_copies, "copy_id"),
         ),
         "members": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2337,7 +1563,7 @@ class LibraryLendingEnv(rt.Environment):
                 },
             ),
             row=SPEC_Member,
-            loader=_RowLoader(_load_row_members, _load_rows_members, _load_keyed_members),
+            loader=_RowLoader(_load_rows_members, "member_id"),
         ),
         "loans": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2365,7 +1591,7 @@ class LibraryLendingEnv(rt.Environment):
                 },
             ),
             row=SPEC_Loan,
-            loader=_RowLoader(_load_row_loans, _load_rows_loans, _load_keyed_loans),
+            loader=_RowLoader(_load_rows_loans, "loan_id"),
         ),
         "holds": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2398,7 +1624,7 @@ class LibraryLendingEnv(rt.Environment):
                 },
             ),
             row=SPEC_Hold,
-            loader=_RowLoader(_load_row_holds, _load_rows_holds, _load_keyed_holds),
+            loader=_RowLoader(_load_rows_holds, "hold_id"),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {

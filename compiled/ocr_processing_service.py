@@ -579,83 +579,13 @@ _KNOWN_Result: frozenset[str] = frozenset(
 )
 
 
-def _load_row_requests(value: Any) -> OCRRequest:
-    "One row of requests (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_OCRRequest:
-            raise _Slow
-    if len(value) == 6:
-        f0 = value["request_id"]
-        f1 = value["document_reference"]
-        f2 = value["submission_time"]
-        f3 = value["status"]
-        f4 = value["result_text"]
-        f5 = value["completion_time"]
-    else:
-        get = value.get
-        f0 = get("request_id", _MISSING)
-        f1 = get("document_reference", _MISSING)
-        f2 = get("submission_time", _MISSING)
-        f3 = get("status", _MISSING)
-        f4 = get("result_text", _MISSING)
-        f5 = get("completion_time", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if type(f2) is str and f2.isascii() and ("T" in f2 or " " in f2):
-        raw = f2
-        try:
-            f2 = _datetime_from(raw)
-            if f2.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f2.tzinfo is None:
-                    f2 = f2.replace(tzinfo=_UTC)
-                else:
-                    f2 = f2.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f2 = _read_field(rt.DATETIME, raw)
-    else:
-        f2 = _read_field(rt.DATETIME, f2)
-    if type(f3) is str and f3 in _BY_VALUE_SPEC_OCRStatus:
-        f3 = _BY_VALUE_SPEC_OCRStatus[f3]
-    else:
-        f3 = OCRStatus.submitted if f3 is _MISSING else _read_field(SPEC_OCRStatus, f3)
-    if f4 is None or type(f4) is str and f4.isascii() and len(f4) <= 64:
-        pass
-    else:
-        f4 = None if f4 is _MISSING else _read_field(_SPEC_0, f4)
-    if f5 is not None:
-        if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-            raw = f5
-            try:
-                f5 = _datetime_from(raw)
-                if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f5.tzinfo is None:
-                        f5 = f5.replace(tzinfo=_UTC)
-                    else:
-                        f5 = f5.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f5 = _read_field(_SPEC_1, raw)
-        else:
-            f5 = None if f5 is _MISSING else _read_field(_SPEC_1, f5)
-    row: OCRRequest = _new(OCRRequest)
-    row.request_id = f0
-    row.document_reference = f1
-    row.submission_time = f2
-    row.status = f3
-    row.result_text = f4
-    row.completion_time = f5
-    return row
-
-
-def _load_rows_requests(values: Any) -> list[OCRRequest]:
+def _load_rows_requests(values: Any, decoded: bool) -> list[OCRRequest]:
     "The rows of requests from a list of 6-field objects, or _Slow."
     rows: list[OCRRequest] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -726,92 +656,6 @@ def _load_rows_requests(values: Any) -> list[OCRRequest]:
         row.status = f3
         row.result_text = f4
         row.completion_time = f5
-        append(row)
-    return rows
-
-
-def _load_keyed_requests(keyed: Any) -> list[OCRRequest]:
-    "The rows of requests from an object of them keyed by their keys, or _Slow."
-    rows: list[OCRRequest] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 6:
-            try:
-                f0 = value["request_id"]
-                f1 = value["document_reference"]
-                f2 = value["submission_time"]
-                f3 = value["status"]
-                f4 = value["result_text"]
-                f5 = value["completion_time"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_OCRRequest:
-                    raise _Slow
-            get = value.get
-            f0 = get("request_id", _MISSING)
-            f1 = get("document_reference", _MISSING)
-            f2 = get("submission_time", _MISSING)
-            f3 = get("status", _MISSING)
-            f4 = get("result_text", _MISSING)
-            f5 = get("completion_time", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if type(f2) is str and f2.isascii() and ("T" in f2 or " " in f2):
-            raw = f2
-            try:
-                f2 = _datetime_from(raw)
-                if f2.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f2.tzinfo is None:
-                        f2 = f2.replace(tzinfo=_UTC)
-                    else:
-                        f2 = f2.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f2 = _read_field(rt.DATETIME, raw)
-        else:
-            f2 = _read_field(rt.DATETIME, f2)
-        if type(f3) is str and f3 in _BY_VALUE_SPEC_OCRStatus:
-            f3 = _BY_VALUE_SPEC_OCRStatus[f3]
-        else:
-            f3 = OCRStatus.submitted if f3 is _MISSING else _read_field(SPEC_OCRStatus, f3)
-        if f4 is None or type(f4) is str and f4.isascii() and len(f4) <= 64:
-            pass
-        else:
-            f4 = None if f4 is _MISSING else _read_field(_SPEC_0, f4)
-        if f5 is not None:
-            if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-                raw = f5
-                try:
-                    f5 = _datetime_from(raw)
-                    if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                        if f5.tzinfo is None:
-                            f5 = f5.replace(tzinfo=_UTC)
-                        else:
-                            f5 = f5.astimezone(_UTC)
-                except (ValueError, OverflowError):
-                    f5 = _read_field(_SPEC_1, raw)
-            else:
-                f5 = None if f5 is _MISSING else _read_field(_SPEC_1, f5)
-        row: OCRRequest = _new(OCRRequest)
-        row.request_id = f0
-        row.document_reference = f1
-        row.submission_time = f2
-        row.status = f3
-        row.result_text = f4
-        row.completion_time = f5
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -835,68 +679,13 @@ def _read_0(raw: Any, place: _Place, depth: int) -> Any:
     return value
 
 
-def _load_row_result_repository(value: Any) -> Result:
-    "One row of result_repository (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Result:
-            raise _Slow
-    if len(value) == 4:
-        f0 = value["request_id"]
-        f1 = value["extracted_text"]
-        f2 = value["confidence_scores"]
-        f3 = value["processing_timestamp"]
-    else:
-        get = value.get
-        f0 = get("request_id", _MISSING)
-        f1 = get("extracted_text", _MISSING)
-        f2 = get("confidence_scores", _MISSING)
-        f3 = get("processing_timestamp", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-        raw = f3
-        try:
-            f3 = _datetime_from(raw)
-            if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f3.tzinfo is None:
-                    f3 = f3.replace(tzinfo=_UTC)
-                else:
-                    f3 = f3.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f3 = _read_field(rt.DATETIME, raw)
-    else:
-        f3 = _read_field(rt.DATETIME, f3)
-    row: Result = _new(Result)
-    row.request_id = f0
-    row.extracted_text = f1
-    row.processing_timestamp = f3
-    if f2 is _MISSING:
-        row.confidence_scores = _owned_copy(
-            _read_field(_SPEC_2, f2),
-            _place_new(_Place, ("result_repository", row, "confidence_scores")),
-        )
-    else:
-        place = _place_new(_Place, ("result_repository", row, "confidence_scores"))
-        try:
-            row.confidence_scores = _read_0(f2, place, _FIELD_DEPTH)
-        except _NotPlain:
-            read = _read_field(_SPEC_2, f2)
-            if type(read) not in _IMMUTABLE_TYPES:
-                read = _owned_copy(read, place)
-            row.confidence_scores = read
-    return row
-
-
-def _load_rows_result_repository(values: Any) -> list[Result]:
+def _load_rows_result_repository(values: Any, decoded: bool) -> list[Result]:
     "The rows of result_repository from a list of 4-field objects, or _Slow."
     rows: list[Result] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -952,77 +741,6 @@ def _load_rows_result_repository(values: Any) -> list[Result]:
                 if type(read) not in _IMMUTABLE_TYPES:
                     read = _owned_copy(read, place)
                 row.confidence_scores = read
-        append(row)
-    return rows
-
-
-def _load_keyed_result_repository(keyed: Any) -> list[Result]:
-    "The rows of result_repository from an object of them keyed by their keys, or _Slow."
-    rows: list[Result] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 4:
-            try:
-                f0 = value["request_id"]
-                f1 = value["extracted_text"]
-                f2 = value["confidence_scores"]
-                f3 = value["processing_timestamp"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Result:
-                    raise _Slow
-            get = value.get
-            f0 = get("request_id", _MISSING)
-            f1 = get("extracted_text", _MISSING)
-            f2 = get("confidence_scores", _MISSING)
-            f3 = get("processing_timestamp", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-            raw = f3
-            try:
-                f3 = _datetime_from(raw)
-                if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f3.tzinfo is None:
-                        f3 = f3.replace(tzinfo=_UTC)
-                    else:
-                        f3 = f3.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f3 = _read_field(rt.DATETIME, raw)
-        else:
-            f3 = _read_field(rt.DATETIME, f3)
-        row: Result = _new(Result)
-        row.request_id = f0
-        row.extracted_text = f1
-        row.processing_timestamp = f3
-        if f2 is _MISSING:
-            row.confidence_scores = _owned_copy(
-                _read_field(_SPEC_2, f2),
-                _place_new(_Place, ("result_repository", row, "confidence_scores")),
-            )
-        else:
-            place = _place_new(_Place, ("result_repository", row, "confidence_scores"))
-            try:
-                row.confidence_scores = _read_0(f2, place, _FIELD_DEPTH)
-            except _NotPlain:
-                read = _read_field(_SPEC_2, f2)
-                if type(read) not in _IMMUTABLE_TYPES:
-                    read = _owned_copy(read, place)
-                row.confidence_scores = read
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -1049,7 +767,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                 },
             ),
             row=SPEC_OCRRequest,
-            loader=_RowLoader(_load_row_requests, _load_rows_requests, _load_keyed_requests),
+            loader=_RowLoader(_load_rows_requests, "request_id"),
         ),
         "result_repository": rt.TableSpec(
             schema=rt.TableSchema(
@@ -1061,11 +779,7 @@ class OCRProcessingServiceEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_Result,
-            loader=_RowLoader(
-                _load_row_result_repository,
-                _load_rows_result_repository,
-                _load_keyed_result_repository,
-            ),
+            loader=_RowLoader(_load_rows_result_repository, "request_id"),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {

@@ -1037,64 +1037,13 @@ def _read_0(raw: Any, place: _Place, depth: int) -> Any:
     return value
 
 
-def _load_row_products(value: Any) -> Product:
-    "One row of products (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Product:
-            raise _Slow
-    if len(value) == 6:
-        f0 = value["sku"]
-        f1 = value["name"]
-        f2 = value["price_cents"]
-        f3 = value["stock"]
-        f4 = value["tags"]
-        f5 = value["discontinued"]
-    else:
-        get = value.get
-        f0 = get("sku", _MISSING)
-        f1 = get("name", _MISSING)
-        f2 = get("price_cents", _MISSING)
-        f3 = get("stock", _MISSING)
-        f4 = get("tags", _MISSING)
-        f5 = get("discontinued", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is int and _MIN_INT <= f2 <= _MAX_INT):
-        f2 = _read_field(rt.INT, f2)
-    if not (type(f3) is int and _MIN_INT <= f3 <= _MAX_INT):
-        f3 = _read_field(rt.INT, f3)
-    if not (f5 is True or f5 is False):
-        f5 = False if f5 is _MISSING else _read_field(rt.BOOL, f5)
-    row: Product = _new(Product)
-    row.sku = f0
-    row.name = f1
-    row.price_cents = f2
-    row.stock = f3
-    row.discontinued = f5
-    if f4 is _MISSING:
-        row.tags = _owned_copy(set(), _place_new(_Place, ("products", row, "tags")))
-    else:
-        place = _place_new(_Place, ("products", row, "tags"))
-        try:
-            row.tags = _read_0(f4, place, _FIELD_DEPTH)
-        except _NotPlain:
-            read = _read_field(_SPEC_1, f4)
-            if type(read) not in _IMMUTABLE_TYPES:
-                read = _owned_copy(read, place)
-            row.tags = read
-    return row
-
-
-def _load_rows_products(values: Any) -> list[Product]:
+def _load_rows_products(values: Any, decoded: bool) -> list[Product]:
     "The rows of products from a list of 6-field objects, or _Slow."
     rows: list[Product] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1146,73 +1095,6 @@ def _load_rows_products(values: Any) -> list[Product]:
                 if type(read) not in _IMMUTABLE_TYPES:
                     read = _owned_copy(read, place)
                 row.tags = read
-        append(row)
-    return rows
-
-
-def _load_keyed_products(keyed: Any) -> list[Product]:
-    "The rows of products from an object of them keyed by their keys, or _Slow."
-    rows: list[Product] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 6:
-            try:
-                f0 = value["sku"]
-                f1 = value["name"]
-                f2 = value["price_cents"]
-                f3 = value["stock"]
-                f4 = value["tags"]
-                f5 = value["discontinued"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Product:
-                    raise _Slow
-            get = value.get
-            f0 = get("sku", _MISSING)
-            f1 = get("name", _MISSING)
-            f2 = get("price_cents", _MISSING)
-            f3 = get("stock", _MISSING)
-            f4 = get("tags", _MISSING)
-            f5 = get("discontinued", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is int and _MIN_INT <= f2 <= _MAX_INT):
-            f2 = _read_field(rt.INT, f2)
-        if not (type(f3) is int and _MIN_INT <= f3 <= _MAX_INT):
-            f3 = _read_field(rt.INT, f3)
-        if not (f5 is True or f5 is False):
-            f5 = False if f5 is _MISSING else _read_field(rt.BOOL, f5)
-        row: Product = _new(Product)
-        row.sku = f0
-        row.name = f1
-        row.price_cents = f2
-        row.stock = f3
-        row.discontinued = f5
-        if f4 is _MISSING:
-            row.tags = _owned_copy(set(), _place_new(_Place, ("products", row, "tags")))
-        else:
-            place = _place_new(_Place, ("products", row, "tags"))
-            try:
-                row.tags = _read_0(f4, place, _FIELD_DEPTH)
-            except _NotPlain:
-                read = _read_field(_SPEC_1, f4)
-                if type(read) not in _IMMUTABLE_TYPES:
-                    read = _owned_copy(read, place)
-                row.tags = read
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -1270,79 +1152,13 @@ def _read_2(raw: Any, place: _Place, depth: int) -> Any:
     return value
 
 
-def _load_row_customers(value: Any) -> Customer:
-    "One row of customers (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Customer:
-            raise _Slow
-    if len(value) == 7:
-        f0 = value["customer_id"]
-        f1 = value["name"]
-        f2 = value["email"]
-        f3 = value["address"]
-        f4 = value["cart"]
-        f5 = value["gift_card_cents"]
-        f6 = value["loyalty_points"]
-    else:
-        get = value.get
-        f0 = get("customer_id", _MISSING)
-        f1 = get("name", _MISSING)
-        f2 = get("email", _MISSING)
-        f3 = get("address", _MISSING)
-        f4 = get("cart", _MISSING)
-        f5 = get("gift_card_cents", _MISSING)
-        f6 = get("loyalty_points", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if not (type(f5) is int and _MIN_INT <= f5 <= _MAX_INT):
-        f5 = 0 if f5 is _MISSING else _read_field(rt.INT, f5)
-    if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
-        f6 = 0 if f6 is _MISSING else _read_field(rt.INT, f6)
-    row: Customer = _new(Customer)
-    row.customer_id = f0
-    row.name = f1
-    row.email = f2
-    row.gift_card_cents = f5
-    row.loyalty_points = f6
-    if f3 is _MISSING:
-        row.address = _owned_copy(
-            _read_field(SPEC_Address, f3), _place_new(_Place, ("customers", row, "address"))
-        )
-    else:
-        place = _place_new(_Place, ("customers", row, "address"))
-        try:
-            row.address = _read_1(f3, place, _FIELD_DEPTH)
-        except _NotPlain:
-            read = _read_field(SPEC_Address, f3)
-            if type(read) not in _IMMUTABLE_TYPES:
-                read = _owned_copy(read, place)
-            row.address = read
-    if f4 is _MISSING:
-        row.cart = _owned_copy({}, _place_new(_Place, ("customers", row, "cart")))
-    else:
-        place = _place_new(_Place, ("customers", row, "cart"))
-        try:
-            row.cart = _read_2(f4, place, _FIELD_DEPTH)
-        except _NotPlain:
-            read = _read_field(_SPEC_2, f4)
-            if type(read) not in _IMMUTABLE_TYPES:
-                read = _owned_copy(read, place)
-            row.cart = read
-    return row
-
-
-def _load_rows_customers(values: Any) -> list[Customer]:
+def _load_rows_customers(values: Any, decoded: bool) -> list[Customer]:
     "The rows of customers from a list of 7-field objects, or _Slow."
     rows: list[Customer] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1413,139 +1229,13 @@ def _load_rows_customers(values: Any) -> list[Customer]:
     return rows
 
 
-def _load_keyed_customers(keyed: Any) -> list[Customer]:
-    "The rows of customers from an object of them keyed by their keys, or _Slow."
-    rows: list[Customer] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 7:
-            try:
-                f0 = value["customer_id"]
-                f1 = value["name"]
-                f2 = value["email"]
-                f3 = value["address"]
-                f4 = value["cart"]
-                f5 = value["gift_card_cents"]
-                f6 = value["loyalty_points"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Customer:
-                    raise _Slow
-            get = value.get
-            f0 = get("customer_id", _MISSING)
-            f1 = get("name", _MISSING)
-            f2 = get("email", _MISSING)
-            f3 = get("address", _MISSING)
-            f4 = get("cart", _MISSING)
-            f5 = get("gift_card_cents", _MISSING)
-            f6 = get("loyalty_points", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if not (type(f5) is int and _MIN_INT <= f5 <= _MAX_INT):
-            f5 = 0 if f5 is _MISSING else _read_field(rt.INT, f5)
-        if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
-            f6 = 0 if f6 is _MISSING else _read_field(rt.INT, f6)
-        row: Customer = _new(Customer)
-        row.customer_id = f0
-        row.name = f1
-        row.email = f2
-        row.gift_card_cents = f5
-        row.loyalty_points = f6
-        if f3 is _MISSING:
-            row.address = _owned_copy(
-                _read_field(SPEC_Address, f3), _place_new(_Place, ("customers", row, "address"))
-            )
-        else:
-            place = _place_new(_Place, ("customers", row, "address"))
-            try:
-                row.address = _read_1(f3, place, _FIELD_DEPTH)
-            except _NotPlain:
-                read = _read_field(SPEC_Address, f3)
-                if type(read) not in _IMMUTABLE_TYPES:
-                    read = _owned_copy(read, place)
-                row.address = read
-        if f4 is _MISSING:
-            row.cart = _owned_copy({}, _place_new(_Place, ("customers", row, "cart")))
-        else:
-            place = _place_new(_Place, ("customers", row, "cart"))
-            try:
-                row.cart = _read_2(f4, place, _FIELD_DEPTH)
-            except _NotPlain:
-                read = _read_field(_SPEC_2, f4)
-                if type(read) not in _IMMUTABLE_TYPES:
-                    read = _owned_copy(read, place)
-                row.cart = read
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_coupons(value: Any) -> Coupon:
-    "One row of coupons (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Coupon:
-            raise _Slow
-    if len(value) == 5:
-        f0 = value["code"]
-        f1 = value["percent_off"]
-        f2 = value["min_subtotal_cents"]
-        f3 = value["expires"]
-        f4 = value["uses_left"]
-    else:
-        get = value.get
-        f0 = get("code", _MISSING)
-        f1 = get("percent_off", _MISSING)
-        f2 = get("min_subtotal_cents", _MISSING)
-        f3 = get("expires", _MISSING)
-        f4 = get("uses_left", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is int and _MIN_INT <= f1 <= _MAX_INT):
-        f1 = _read_field(rt.INT, f1)
-    if not (type(f2) is int and _MIN_INT <= f2 <= _MAX_INT):
-        f2 = 0 if f2 is _MISSING else _read_field(rt.INT, f2)
-    if type(f3) is str and len(f3) == 10 and f3.isascii():
-        raw = f3
-        try:
-            f3 = _date_from(raw)
-        except ValueError:
-            f3 = _read_field(rt.DATE, raw)
-    else:
-        f3 = _read_field(rt.DATE, f3)
-    if not (type(f4) is int and _MIN_INT <= f4 <= _MAX_INT):
-        f4 = _read_field(rt.INT, f4)
-    row: Coupon = _new(Coupon)
-    row.code = f0
-    row.percent_off = f1
-    row.min_subtotal_cents = f2
-    row.expires = f3
-    row.uses_left = f4
-    return row
-
-
-def _load_rows_coupons(values: Any) -> list[Coupon]:
+def _load_rows_coupons(values: Any, decoded: bool) -> list[Coupon]:
     "The rows of coupons from a list of 5-field objects, or _Slow."
     rows: list[Coupon] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1590,66 +1280,6 @@ def _load_rows_coupons(values: Any) -> list[Coupon]:
         row.min_subtotal_cents = f2
         row.expires = f3
         row.uses_left = f4
-        append(row)
-    return rows
-
-
-def _load_keyed_coupons(keyed: Any) -> list[Coupon]:
-    "The rows of coupons from an object of them keyed by their keys, or _Slow."
-    rows: list[Coupon] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 5:
-            try:
-                f0 = value["code"]
-                f1 = value["percent_off"]
-                f2 = value["min_subtotal_cents"]
-                f3 = value["expires"]
-                f4 = value["uses_left"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Coupon:
-                    raise _Slow
-            get = value.get
-            f0 = get("code", _MISSING)
-            f1 = get("percent_off", _MISSING)
-            f2 = get("min_subtotal_cents", _MISSING)
-            f3 = get("expires", _MISSING)
-            f4 = get("uses_left", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is int and _MIN_INT <= f1 <= _MAX_INT):
-            f1 = _read_field(rt.INT, f1)
-        if not (type(f2) is int and _MIN_INT <= f2 <= _MAX_INT):
-            f2 = 0 if f2 is _MISSING else _read_field(rt.INT, f2)
-        if type(f3) is str and len(f3) == 10 and f3.isascii():
-            raw = f3
-            try:
-                f3 = _date_from(raw)
-            except ValueError:
-                f3 = _read_field(rt.DATE, raw)
-        else:
-            f3 = _read_field(rt.DATE, f3)
-        if not (type(f4) is int and _MIN_INT <= f4 <= _MAX_INT):
-            f4 = _read_field(rt.INT, f4)
-        row: Coupon = _new(Coupon)
-        row.code = f0
-        row.percent_off = f1
-        row.min_subtotal_cents = f2
-        row.expires = f3
-        row.uses_left = f4
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -1700,132 +1330,13 @@ def _read_3(raw: Any, place: _Place, depth: int) -> Any:
     return value
 
 
-def _load_row_orders(value: Any) -> Order:
-    "One row of orders (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Order:
-            raise _Slow
-    if len(value) == 12:
-        f0 = value["order_id"]
-        f1 = value["customer"]
-        f2 = value["lines"]
-        f3 = value["placed_at"]
-        f4 = value["ship_to"]
-        f5 = value["payment"]
-        f6 = value["coupon"]
-        f7 = value["discount_cents"]
-        f8 = value["shipping_cents"]
-        f9 = value["tracking"]
-        f10 = value["delivered_on"]
-        f11 = value["status"]
-    else:
-        get = value.get
-        f0 = get("order_id", _MISSING)
-        f1 = get("customer", _MISSING)
-        f2 = get("lines", _MISSING)
-        f3 = get("placed_at", _MISSING)
-        f4 = get("ship_to", _MISSING)
-        f5 = get("payment", _MISSING)
-        f6 = get("coupon", _MISSING)
-        f7 = get("discount_cents", _MISSING)
-        f8 = get("shipping_cents", _MISSING)
-        f9 = get("tracking", _MISSING)
-        f10 = get("delivered_on", _MISSING)
-        f11 = get("status", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_3, f1)
-    if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-        raw = f3
-        try:
-            f3 = _datetime_from(raw)
-            if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f3.tzinfo is None:
-                    f3 = f3.replace(tzinfo=_UTC)
-                else:
-                    f3 = f3.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f3 = _read_field(rt.DATETIME, raw)
-    else:
-        f3 = _read_field(rt.DATETIME, f3)
-    if type(f5) is str and f5 in _BY_VALUE_SPEC_PaymentMethod:
-        f5 = _BY_VALUE_SPEC_PaymentMethod[f5]
-    else:
-        f5 = _read_field(SPEC_PaymentMethod, f5)
-    if f6 is None or type(f6) is str and f6.isascii() and len(f6) <= 64:
-        pass
-    else:
-        f6 = None if f6 is _MISSING else _read_field(_SPEC_5, f6)
-    if not (type(f7) is int and _MIN_INT <= f7 <= _MAX_INT):
-        f7 = 0 if f7 is _MISSING else _read_field(rt.INT, f7)
-    if not (type(f8) is int and _MIN_INT <= f8 <= _MAX_INT):
-        f8 = _read_field(rt.INT, f8)
-    if f9 is None or type(f9) is str and f9.isascii() and len(f9) <= 64:
-        pass
-    else:
-        f9 = None if f9 is _MISSING else _read_field(_SPEC_6, f9)
-    if f10 is not None:
-        if type(f10) is str and len(f10) == 10 and f10.isascii():
-            raw = f10
-            try:
-                f10 = _date_from(raw)
-            except ValueError:
-                f10 = _read_field(_SPEC_7, raw)
-        else:
-            f10 = None if f10 is _MISSING else _read_field(_SPEC_7, f10)
-    if type(f11) is str and f11 in _BY_VALUE_SPEC_OrderStatus:
-        f11 = _BY_VALUE_SPEC_OrderStatus[f11]
-    else:
-        f11 = OrderStatus.pending_payment if f11 is _MISSING else _read_field(SPEC_OrderStatus, f11)
-    row: Order = _new(Order)
-    row.order_id = f0
-    row.customer = f1
-    row.placed_at = f3
-    row.payment = f5
-    row.coupon = f6
-    row.discount_cents = f7
-    row.shipping_cents = f8
-    row.tracking = f9
-    row.delivered_on = f10
-    row.status = f11
-    if f2 is _MISSING:
-        row.lines = _owned_copy(
-            _read_field(_SPEC_4, f2), _place_new(_Place, ("orders", row, "lines"))
-        )
-    else:
-        place = _place_new(_Place, ("orders", row, "lines"))
-        try:
-            row.lines = _read_3(f2, place, _FIELD_DEPTH)
-        except _NotPlain:
-            read = _read_field(_SPEC_4, f2)
-            if type(read) not in _IMMUTABLE_TYPES:
-                read = _owned_copy(read, place)
-            row.lines = read
-    if f4 is _MISSING:
-        row.ship_to = _owned_copy(
-            _read_field(SPEC_Address, f4), _place_new(_Place, ("orders", row, "ship_to"))
-        )
-    else:
-        place = _place_new(_Place, ("orders", row, "ship_to"))
-        try:
-            row.ship_to = _read_1(f4, place, _FIELD_DEPTH)
-        except _NotPlain:
-            read = _read_field(SPEC_Address, f4)
-            if type(read) not in _IMMUTABLE_TYPES:
-                read = _owned_copy(read, place)
-            row.ship_to = read
-    return row
-
-
-def _load_rows_orders(values: Any) -> list[Order]:
+def _load_rows_orders(values: Any, decoded: bool) -> list[Order]:
     "The rows of orders from a list of 12-field objects, or _Slow."
     rows: list[Order] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -1953,145 +1464,6 @@ def _load_rows_orders(values: Any) -> list[Order]:
     return rows
 
 
-def _load_keyed_orders(keyed: Any) -> list[Order]:
-    "The rows of orders from an object of them keyed by their keys, or _Slow."
-    rows: list[Order] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 12:
-            try:
-                f0 = value["order_id"]
-                f1 = value["customer"]
-                f2 = value["lines"]
-                f3 = value["placed_at"]
-                f4 = value["ship_to"]
-                f5 = value["payment"]
-                f6 = value["coupon"]
-                f7 = value["discount_cents"]
-                f8 = value["shipping_cents"]
-                f9 = value["tracking"]
-                f10 = value["delivered_on"]
-                f11 = value["status"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Order:
-                    raise _Slow
-            get = value.get
-            f0 = get("order_id", _MISSING)
-            f1 = get("customer", _MISSING)
-            f2 = get("lines", _MISSING)
-            f3 = get("placed_at", _MISSING)
-            f4 = get("ship_to", _MISSING)
-            f5 = get("payment", _MISSING)
-            f6 = get("coupon", _MISSING)
-            f7 = get("discount_cents", _MISSING)
-            f8 = get("shipping_cents", _MISSING)
-            f9 = get("tracking", _MISSING)
-            f10 = get("delivered_on", _MISSING)
-            f11 = get("status", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_3, f1)
-        if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-            raw = f3
-            try:
-                f3 = _datetime_from(raw)
-                if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f3.tzinfo is None:
-                        f3 = f3.replace(tzinfo=_UTC)
-                    else:
-                        f3 = f3.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f3 = _read_field(rt.DATETIME, raw)
-        else:
-            f3 = _read_field(rt.DATETIME, f3)
-        if type(f5) is str and f5 in _BY_VALUE_SPEC_PaymentMethod:
-            f5 = _BY_VALUE_SPEC_PaymentMethod[f5]
-        else:
-            f5 = _read_field(SPEC_PaymentMethod, f5)
-        if f6 is None or type(f6) is str and f6.isascii() and len(f6) <= 64:
-            pass
-        else:
-            f6 = None if f6 is _MISSING else _read_field(_SPEC_5, f6)
-        if not (type(f7) is int and _MIN_INT <= f7 <= _MAX_INT):
-            f7 = 0 if f7 is _MISSING else _read_field(rt.INT, f7)
-        if not (type(f8) is int and _MIN_INT <= f8 <= _MAX_INT):
-            f8 = _read_field(rt.INT, f8)
-        if f9 is None or type(f9) is str and f9.isascii() and len(f9) <= 64:
-            pass
-        else:
-            f9 = None if f9 is _MISSING else _read_field(_SPEC_6, f9)
-        if f10 is not None:
-            if type(f10) is str and len(f10) == 10 and f10.isascii():
-                raw = f10
-                try:
-                    f10 = _date_from(raw)
-                except ValueError:
-                    f10 = _read_field(_SPEC_7, raw)
-            else:
-                f10 = None if f10 is _MISSING else _read_field(_SPEC_7, f10)
-        if type(f11) is str and f11 in _BY_VALUE_SPEC_OrderStatus:
-            f11 = _BY_VALUE_SPEC_OrderStatus[f11]
-        else:
-            f11 = (
-                OrderStatus.pending_payment
-                if f11 is _MISSING
-                else _read_field(SPEC_OrderStatus, f11)
-            )
-        row: Order = _new(Order)
-        row.order_id = f0
-        row.customer = f1
-        row.placed_at = f3
-        row.payment = f5
-        row.coupon = f6
-        row.discount_cents = f7
-        row.shipping_cents = f8
-        row.tracking = f9
-        row.delivered_on = f10
-        row.status = f11
-        if f2 is _MISSING:
-            row.lines = _owned_copy(
-                _read_field(_SPEC_4, f2), _place_new(_Place, ("orders", row, "lines"))
-            )
-        else:
-            place = _place_new(_Place, ("orders", row, "lines"))
-            try:
-                row.lines = _read_3(f2, place, _FIELD_DEPTH)
-            except _NotPlain:
-                read = _read_field(_SPEC_4, f2)
-                if type(read) not in _IMMUTABLE_TYPES:
-                    read = _owned_copy(read, place)
-                row.lines = read
-        if f4 is _MISSING:
-            row.ship_to = _owned_copy(
-                _read_field(SPEC_Address, f4), _place_new(_Place, ("orders", row, "ship_to"))
-            )
-        else:
-            place = _place_new(_Place, ("orders", row, "ship_to"))
-            try:
-                row.ship_to = _read_1(f4, place, _FIELD_DEPTH)
-            except _NotPlain:
-                read = _read_field(SPEC_Address, f4)
-                if type(read) not in _IMMUTABLE_TYPES:
-                    read = _owned_copy(read, place)
-                row.ship_to = read
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
 # online_shop.store.json: the initial state of 8 tasks
 INIT_ONLINE_SHOP_STORE = '{"coupons": [{"code": "SPRING10", "expires": "2024-06-30", "min_subtotal_cents": 3000, "percent_off": 10, "uses_left": 5}, {"code": "WINTER20", "expires": "2024-02-29", "min_subtotal_cents": 0, "percent_off": 20, "uses_left": 3}], "customers": [{"address": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "cart": {}, "customer_id": "C1", "email": "ines@example.com", "gift_card_cents": 0, "loyalty_points": 29, "name": "Ines Moreau"}, {"address": {"city": "Berlin", "country": "DE", "postcode": "10115", "street": "Hauptstr. 5"}, "cart": {"SKU-NOTE": 2}, "customer_id": "C2", "email": "tom@example.com", "gift_card_cents": 0, "loyalty_points": 0, "name": "Tom Berg"}, {"address": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "cart": {}, "customer_id": "C3", "email": "lena@example.com", "gift_card_cents": 3000, "loyalty_points": 0, "name": "Lena Vogt"}], "now": "2024-06-03T10:00:00Z", "orders": [{"coupon": null, "customer": "C1", "delivered_on": "2024-05-24", "discount_cents": 0, "lines": [{"name": "Stoneware Mug", "qty": 2, "sku": "SKU-MUG", "unit_price_cents": 1250}], "order_id": "ORD-0001", "payment": "card", "placed_at": "2024-05-20T09:00:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "delivered", "tracking": "1Z0001"}, {"coupon": null, "customer": "C1", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Logo Tee", "qty": 1, "sku": "SKU-TEE", "unit_price_cents": 2400}], "order_id": "ORD-0002", "payment": "paypal", "placed_at": "2024-06-01T17:30:00Z", "ship_to": {"city": "Paris", "country": "FR", "postcode": "75011", "street": "12 Rue Oberkampf"}, "shipping_cents": 499, "status": "paid", "tracking": null}, {"coupon": null, "customer": "C3", "delivered_on": null, "discount_cents": 0, "lines": [{"name": "Desk Lamp", "qty": 1, "sku": "SKU-LAMP", "unit_price_cents": 3900}], "order_id": "ORD-0003", "payment": "gift_card", "placed_at": "2024-06-02T20:00:00Z", "ship_to": {"city": "Zurich", "country": "CH", "postcode": "8001", "street": "Bahnhofstr. 9"}, "shipping_cents": 499, "status": "pending payment", "tracking": null}], "products": [{"discontinued": false, "name": "Stoneware Mug", "price_cents": 1250, "sku": "SKU-MUG", "stock": 10, "tags": ["kitchen"]}, {"discontinued": false, "name": "Logo Tee", "price_cents": 2400, "sku": "SKU-TEE", "stock": 5, "tags": ["apparel"]}, {"discontinued": true, "name": "Canvas Bag", "price_cents": 900, "sku": "SKU-BAG", "stock": 0, "tags": []}, {"discontinued": false, "name": "Desk Lamp", "price_cents": 3900, "sku": "SKU-LAMP", "stock": 3, "tags": ["office"]}, {"discontinued": false, "name": "Dot Notebook", "price_cents": 650, "sku": "SKU-NOTE", "stock": 40, "tags": ["gift", "office"]}], "revenue_cents": 5898}'
 
@@ -2107,7 +1479,7 @@ class OnlineShopEnv(rt.Environment):
                 name="products", entity="Product", key="sku", auto_prefix=None, uniques=(), refs=()
             ),
             row=SPEC_Product,
-            loader=_RowLoader(_load_row_products, _load_rows_products, _load_keyed_products),
+            loader=_RowLoader(_load_rows_products, "sku"),
         ),
         "customers": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2119,14 +1491,14 @@ class OnlineShopEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_Customer,
-            loader=_RowLoader(_load_row_customers, _load_rows_customers, _load_keyed_customers),
+            loader=_RowLoader(_load_rows_customers, "customer_id"),
         ),
         "coupons": rt.TableSpec(
             schema=rt.TableSchema(
                 name="coupons", entity="Coupon", key="code", auto_prefix=None, uniques=(), refs=()
             ),
             row=SPEC_Coupon,
-            loader=_RowLoader(_load_row_coupons, _load_rows_coupons, _load_keyed_coupons),
+            loader=_RowLoader(_load_rows_coupons, "code"),
         ),
         "orders": rt.TableSpec(
             schema=rt.TableSchema(
@@ -2161,7 +1533,7 @@ class OnlineShopEnv(rt.Environment):
                 },
             ),
             row=SPEC_Order,
-            loader=_RowLoader(_load_row_orders, _load_rows_orders, _load_keyed_orders),
+            loader=_RowLoader(_load_rows_orders, "order_id"),
             nested_parents=("products",),
         ),
     }

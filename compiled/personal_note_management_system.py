@@ -461,94 +461,13 @@ _KNOWN_Category: frozenset[str] = frozenset(["category_name", "created_at"])
 _KNOWN_Tag: frozenset[str] = frozenset(["tag_name"])
 
 
-def _load_row_notes(value: Any) -> Note:
-    "One row of notes (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Note:
-            raise _Slow
-    if len(value) == 8:
-        f0 = value["note_id"]
-        f1 = value["title"]
-        f2 = value["content"]
-        f3 = value["category"]
-        f4 = value["tags"]
-        f5 = value["created_at"]
-        f6 = value["updated_at"]
-        f7 = value["is_pinned"]
-    else:
-        get = value.get
-        f0 = get("note_id", _MISSING)
-        f1 = get("title", _MISSING)
-        f2 = get("content", _MISSING)
-        f3 = get("category", _MISSING)
-        f4 = get("tags", _MISSING)
-        f5 = get("created_at", _MISSING)
-        f6 = get("updated_at", _MISSING)
-        f7 = get("is_pinned", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-        f3 = _read_field(_SPEC_0, f3)
-    if not (type(f4) is list and len(f4) <= _MAX_ITEMS and (not f4 or _plain_strs(f4))):
-        f4 = [] if f4 is _MISSING else _read_field(_SPEC_1, f4)
-    if type(f4) is list:
-        f4 = _OwnedList(f4)
-    if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-        raw = f5
-        try:
-            f5 = _datetime_from(raw)
-            if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f5.tzinfo is None:
-                    f5 = f5.replace(tzinfo=_UTC)
-                else:
-                    f5 = f5.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f5 = _read_field(rt.DATETIME, raw)
-    else:
-        f5 = _read_field(rt.DATETIME, f5)
-    if type(f6) is str and f6.isascii() and ("T" in f6 or " " in f6):
-        raw = f6
-        try:
-            f6 = _datetime_from(raw)
-            if f6.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f6.tzinfo is None:
-                    f6 = f6.replace(tzinfo=_UTC)
-                else:
-                    f6 = f6.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f6 = _read_field(rt.DATETIME, raw)
-    else:
-        f6 = _read_field(rt.DATETIME, f6)
-    if not (f7 is True or f7 is False):
-        f7 = False if f7 is _MISSING else _read_field(rt.BOOL, f7)
-    row: Note = _new(Note)
-    row.note_id = f0
-    row.title = f1
-    row.content = f2
-    row.category = f3
-    row.tags = f4
-    row.created_at = f5
-    row.updated_at = f6
-    row.is_pinned = f7
-    if type(f4) is _OwnedList:
-        f4._owner = _place_new(_Place, ("notes", row, "tags"))
-    else:
-        row.tags = _owned_copy(f4, _place_new(_Place, ("notes", row, "tags")))
-    return row
-
-
-def _load_rows_notes(values: Any) -> list[Note]:
+def _load_rows_notes(values: Any, decoded: bool) -> list[Note]:
     "The rows of notes from a list of 8-field objects, or _Slow."
     rows: list[Note] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -634,144 +553,13 @@ def _load_rows_notes(values: Any) -> list[Note]:
     return rows
 
 
-def _load_keyed_notes(keyed: Any) -> list[Note]:
-    "The rows of notes from an object of them keyed by their keys, or _Slow."
-    rows: list[Note] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 8:
-            try:
-                f0 = value["note_id"]
-                f1 = value["title"]
-                f2 = value["content"]
-                f3 = value["category"]
-                f4 = value["tags"]
-                f5 = value["created_at"]
-                f6 = value["updated_at"]
-                f7 = value["is_pinned"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Note:
-                    raise _Slow
-            get = value.get
-            f0 = get("note_id", _MISSING)
-            f1 = get("title", _MISSING)
-            f2 = get("content", _MISSING)
-            f3 = get("category", _MISSING)
-            f4 = get("tags", _MISSING)
-            f5 = get("created_at", _MISSING)
-            f6 = get("updated_at", _MISSING)
-            f7 = get("is_pinned", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-            f3 = _read_field(_SPEC_0, f3)
-        if not (type(f4) is list and len(f4) <= _MAX_ITEMS and (not f4 or _plain_strs(f4))):
-            f4 = [] if f4 is _MISSING else _read_field(_SPEC_1, f4)
-        if type(f4) is list:
-            f4 = _OwnedList(f4)
-        if type(f5) is str and f5.isascii() and ("T" in f5 or " " in f5):
-            raw = f5
-            try:
-                f5 = _datetime_from(raw)
-                if f5.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f5.tzinfo is None:
-                        f5 = f5.replace(tzinfo=_UTC)
-                    else:
-                        f5 = f5.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f5 = _read_field(rt.DATETIME, raw)
-        else:
-            f5 = _read_field(rt.DATETIME, f5)
-        if type(f6) is str and f6.isascii() and ("T" in f6 or " " in f6):
-            raw = f6
-            try:
-                f6 = _datetime_from(raw)
-                if f6.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f6.tzinfo is None:
-                        f6 = f6.replace(tzinfo=_UTC)
-                    else:
-                        f6 = f6.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f6 = _read_field(rt.DATETIME, raw)
-        else:
-            f6 = _read_field(rt.DATETIME, f6)
-        if not (f7 is True or f7 is False):
-            f7 = False if f7 is _MISSING else _read_field(rt.BOOL, f7)
-        row: Note = _new(Note)
-        row.note_id = f0
-        row.title = f1
-        row.content = f2
-        row.category = f3
-        row.tags = f4
-        row.created_at = f5
-        row.updated_at = f6
-        row.is_pinned = f7
-        if type(f4) is _OwnedList:
-            f4._owner = _place_new(_Place, ("notes", row, "tags"))
-        else:
-            row.tags = _owned_copy(f4, _place_new(_Place, ("notes", row, "tags")))
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_categories(value: Any) -> Category:
-    "One row of categories (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Category:
-            raise _Slow
-    if len(value) == 2:
-        f0 = value["category_name"]
-        f1 = value["created_at"]
-    else:
-        get = value.get
-        f0 = get("category_name", _MISSING)
-        f1 = get("created_at", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if type(f1) is str and f1.isascii() and ("T" in f1 or " " in f1):
-        raw = f1
-        try:
-            f1 = _datetime_from(raw)
-            if f1.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f1.tzinfo is None:
-                    f1 = f1.replace(tzinfo=_UTC)
-                else:
-                    f1 = f1.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f1 = _read_field(rt.DATETIME, raw)
-    else:
-        f1 = _read_field(rt.DATETIME, f1)
-    row: Category = _new(Category)
-    row.category_name = f0
-    row.created_at = f1
-    return row
-
-
-def _load_rows_categories(values: Any) -> list[Category]:
+def _load_rows_categories(values: Any, decoded: bool) -> list[Category]:
     "The rows of categories from a list of 2-field objects, or _Slow."
     rows: list[Category] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -810,81 +598,13 @@ def _load_rows_categories(values: Any) -> list[Category]:
     return rows
 
 
-def _load_keyed_categories(keyed: Any) -> list[Category]:
-    "The rows of categories from an object of them keyed by their keys, or _Slow."
-    rows: list[Category] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 2:
-            try:
-                f0 = value["category_name"]
-                f1 = value["created_at"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Category:
-                    raise _Slow
-            get = value.get
-            f0 = get("category_name", _MISSING)
-            f1 = get("created_at", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if type(f1) is str and f1.isascii() and ("T" in f1 or " " in f1):
-            raw = f1
-            try:
-                f1 = _datetime_from(raw)
-                if f1.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f1.tzinfo is None:
-                        f1 = f1.replace(tzinfo=_UTC)
-                    else:
-                        f1 = f1.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f1 = _read_field(rt.DATETIME, raw)
-        else:
-            f1 = _read_field(rt.DATETIME, f1)
-        row: Category = _new(Category)
-        row.category_name = f0
-        row.created_at = f1
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_tags(value: Any) -> Tag:
-    "One row of tags (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Tag:
-            raise _Slow
-    if len(value) == 1:
-        f0 = value["tag_name"]
-    else:
-        get = value.get
-        f0 = get("tag_name", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    row: Tag = _new(Tag)
-    row.tag_name = f0
-    return row
-
-
-def _load_rows_tags(values: Any) -> list[Tag]:
+def _load_rows_tags(values: Any, decoded: bool) -> list[Tag]:
     "The rows of tags from a list of 1-field objects, or _Slow."
     rows: list[Tag] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -903,40 +623,6 @@ def _load_rows_tags(values: Any) -> list[Tag]:
             f0 = _read_field(rt.STR, f0)
         row: Tag = _new(Tag)
         row.tag_name = f0
-        append(row)
-    return rows
-
-
-def _load_keyed_tags(keyed: Any) -> list[Tag]:
-    "The rows of tags from an object of them keyed by their keys, or _Slow."
-    rows: list[Tag] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 1:
-            try:
-                f0 = value["tag_name"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Tag:
-                    raise _Slow
-            get = value.get
-            f0 = get("tag_name", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        row: Tag = _new(Tag)
-        row.tag_name = f0
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -968,7 +654,7 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 ),
             ),
             row=SPEC_Note,
-            loader=_RowLoader(_load_row_notes, _load_rows_notes, _load_keyed_notes),
+            loader=_RowLoader(_load_rows_notes, "note_id"),
             nested_parents=("tags",),
         ),
         "categories": rt.TableSpec(
@@ -981,14 +667,14 @@ class PersonalNoteManagementSystemEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_Category,
-            loader=_RowLoader(_load_row_categories, _load_rows_categories, _load_keyed_categories),
+            loader=_RowLoader(_load_rows_categories, "category_name"),
         ),
         "tags": rt.TableSpec(
             schema=rt.TableSchema(
                 name="tags", entity="Tag", key="tag_name", auto_prefix=None, uniques=(), refs=()
             ),
             row=SPEC_Tag,
-            loader=_RowLoader(_load_row_tags, _load_rows_tags, _load_keyed_tags),
+            loader=_RowLoader(_load_rows_tags, "tag_name"),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {

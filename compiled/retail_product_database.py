@@ -597,82 +597,13 @@ _KNOWN_Product: frozenset[str] = frozenset(
 _BY_VALUE_SPEC_Category: dict[Any, Any] = SPEC_Category.by_value
 
 
-def _load_row_products(value: Any) -> Product:
-    "One row of products (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Product:
-            raise _Slow
-    if len(value) == 10:
-        f0 = value["upc"]
-        f1 = value["product_id"]
-        f2 = value["name"]
-        f3 = value["description"]
-        f4 = value["price"]
-        f5 = value["category"]
-        f6 = value["inventory_level"]
-        f7 = value["brand"]
-        f8 = value["weight"]
-        f9 = value["aisle_location"]
-    else:
-        get = value.get
-        f0 = get("upc", _MISSING)
-        f1 = get("product_id", _MISSING)
-        f2 = get("name", _MISSING)
-        f3 = get("description", _MISSING)
-        f4 = get("price", _MISSING)
-        f5 = get("category", _MISSING)
-        f6 = get("inventory_level", _MISSING)
-        f7 = get("brand", _MISSING)
-        f8 = get("weight", _MISSING)
-        f9 = get("aisle_location", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-        f3 = _read_field(rt.STR, f3)
-    f4 = _read_field(rt.FLOAT, f4)
-    if type(f5) is str and f5 in _BY_VALUE_SPEC_Category:
-        f5 = _BY_VALUE_SPEC_Category[f5]
-    else:
-        f5 = _read_field(SPEC_Category, f5)
-    if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
-        f6 = _read_field(rt.INT, f6)
-    if not (type(f7) is str and f7.isascii() and len(f7) <= 64):
-        f7 = _read_field(rt.STR, f7)
-    f8 = _read_field(rt.FLOAT, f8)
-    if f9 is None or type(f9) is str and f9.isascii() and len(f9) <= 64:
-        pass
-    else:
-        f9 = None if f9 is _MISSING else _read_field(_SPEC_0, f9)
-    row: Product = _new(Product)
-    row.upc = f0
-    row.product_id = f1
-    row.name = f2
-    row.description = f3
-    row.price = f4
-    row.category = f5
-    row.inventory_level = f6
-    row.brand = f7
-    row.weight = f8
-    row.aisle_location = f9
-    if type(f4) not in _IMMUTABLE_TYPES:
-        row.price = _owned_copy(f4, _place_new(_Place, ("products", row, "price")))
-    if type(f8) not in _IMMUTABLE_TYPES:
-        row.weight = _owned_copy(f8, _place_new(_Place, ("products", row, "weight")))
-    return row
-
-
-def _load_rows_products(values: Any) -> list[Product]:
+def _load_rows_products(values: Any, decoded: bool) -> list[Product]:
     "The rows of products from a list of 10-field objects, or _Slow."
     rows: list[Product] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -746,91 +677,6 @@ def _load_rows_products(values: Any) -> list[Product]:
     return rows
 
 
-def _load_keyed_products(keyed: Any) -> list[Product]:
-    "The rows of products from an object of them keyed by their keys, or _Slow."
-    rows: list[Product] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 10:
-            try:
-                f0 = value["upc"]
-                f1 = value["product_id"]
-                f2 = value["name"]
-                f3 = value["description"]
-                f4 = value["price"]
-                f5 = value["category"]
-                f6 = value["inventory_level"]
-                f7 = value["brand"]
-                f8 = value["weight"]
-                f9 = value["aisle_location"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Product:
-                    raise _Slow
-            get = value.get
-            f0 = get("upc", _MISSING)
-            f1 = get("product_id", _MISSING)
-            f2 = get("name", _MISSING)
-            f3 = get("description", _MISSING)
-            f4 = get("price", _MISSING)
-            f5 = get("category", _MISSING)
-            f6 = get("inventory_level", _MISSING)
-            f7 = get("brand", _MISSING)
-            f8 = get("weight", _MISSING)
-            f9 = get("aisle_location", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if not (type(f3) is str and f3.isascii() and len(f3) <= 64):
-            f3 = _read_field(rt.STR, f3)
-        f4 = _read_field(rt.FLOAT, f4)
-        if type(f5) is str and f5 in _BY_VALUE_SPEC_Category:
-            f5 = _BY_VALUE_SPEC_Category[f5]
-        else:
-            f5 = _read_field(SPEC_Category, f5)
-        if not (type(f6) is int and _MIN_INT <= f6 <= _MAX_INT):
-            f6 = _read_field(rt.INT, f6)
-        if not (type(f7) is str and f7.isascii() and len(f7) <= 64):
-            f7 = _read_field(rt.STR, f7)
-        f8 = _read_field(rt.FLOAT, f8)
-        if f9 is None or type(f9) is str and f9.isascii() and len(f9) <= 64:
-            pass
-        else:
-            f9 = None if f9 is _MISSING else _read_field(_SPEC_0, f9)
-        row: Product = _new(Product)
-        row.upc = f0
-        row.product_id = f1
-        row.name = f2
-        row.description = f3
-        row.price = f4
-        row.category = f5
-        row.inventory_level = f6
-        row.brand = f7
-        row.weight = f8
-        row.aisle_location = f9
-        if type(f4) not in _IMMUTABLE_TYPES:
-            row.price = _owned_copy(f4, _place_new(_Place, ("products", row, "price")))
-        if type(f8) not in _IMMUTABLE_TYPES:
-            row.weight = _owned_copy(f8, _place_new(_Place, ("products", row, "weight")))
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
 class RetailProductDatabaseEnv(rt.Environment):
     "Product database of a retail chain: look products up by UPC, product id, name, category\nor brand; maintain prices, stock levels, categories, aisle locations and descriptions;\nimport products one at a time or in bulk."
 
@@ -842,7 +688,7 @@ class RetailProductDatabaseEnv(rt.Environment):
                 name="products", entity="Product", key="upc", auto_prefix=None, uniques=(), refs=()
             ),
             row=SPEC_Product,
-            loader=_RowLoader(_load_row_products, _load_rows_products, _load_keyed_products),
+            loader=_RowLoader(_load_rows_products, "upc"),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {}

@@ -391,66 +391,13 @@ _KNOWN_Ticket: frozenset[str] = frozenset(["status", "ticket_id", "user"])
 _BY_VALUE_SPEC_TicketState: dict[Any, Any] = SPEC_TicketState.by_value
 
 
-def _load_row_users(value: Any) -> User:
-    "One row of users (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_User:
-            raise _Slow
-    if len(value) == 6:
-        f0 = value["user_id"]
-        f1 = value["name"]
-        f2 = value["email"]
-        f3 = value["status"]
-        f4 = value["nickname"]
-        f5 = value["tags"]
-    else:
-        get = value.get
-        f0 = get("user_id", _MISSING)
-        f1 = get("name", _MISSING)
-        f2 = get("email", _MISSING)
-        f3 = get("status", _MISSING)
-        f4 = get("nickname", _MISSING)
-        f5 = get("tags", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(rt.STR, f1)
-    if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-        f2 = _read_field(rt.STR, f2)
-    if type(f3) is str and f3 in _BY_VALUE_SPEC_AccountStatus:
-        f3 = _BY_VALUE_SPEC_AccountStatus[f3]
-    else:
-        f3 = AccountStatus.active if f3 is _MISSING else _read_field(SPEC_AccountStatus, f3)
-    if f4 is None or type(f4) is str and f4.isascii() and len(f4) <= 64:
-        pass
-    else:
-        f4 = None if f4 is _MISSING else _read_field(_SPEC_0, f4)
-    if not (type(f5) is list and len(f5) <= _MAX_ITEMS and (not f5 or _plain_strs(f5))):
-        f5 = [] if f5 is _MISSING else _read_field(_SPEC_1, f5)
-    if type(f5) is list:
-        f5 = _OwnedList(f5)
-    row: User = _new(User)
-    row.user_id = f0
-    row.name = f1
-    row.email = f2
-    row.status = f3
-    row.nickname = f4
-    row.tags = f5
-    if type(f5) is _OwnedList:
-        f5._owner = _place_new(_Place, ("users", row, "tags"))
-    else:
-        row.tags = _owned_copy(f5, _place_new(_Place, ("users", row, "tags")))
-    return row
-
-
-def _load_rows_users(values: Any) -> list[User]:
+def _load_rows_users(values: Any, decoded: bool) -> list[User]:
     "The rows of users from a list of 6-field objects, or _Slow."
     rows: list[User] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -508,149 +455,13 @@ def _load_rows_users(values: Any) -> list[User]:
     return rows
 
 
-def _load_keyed_users(keyed: Any) -> list[User]:
-    "The rows of users from an object of them keyed by their keys, or _Slow."
-    rows: list[User] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 6:
-            try:
-                f0 = value["user_id"]
-                f1 = value["name"]
-                f2 = value["email"]
-                f3 = value["status"]
-                f4 = value["nickname"]
-                f5 = value["tags"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_User:
-                    raise _Slow
-            get = value.get
-            f0 = get("user_id", _MISSING)
-            f1 = get("name", _MISSING)
-            f2 = get("email", _MISSING)
-            f3 = get("status", _MISSING)
-            f4 = get("nickname", _MISSING)
-            f5 = get("tags", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(rt.STR, f1)
-        if not (type(f2) is str and f2.isascii() and len(f2) <= 64):
-            f2 = _read_field(rt.STR, f2)
-        if type(f3) is str and f3 in _BY_VALUE_SPEC_AccountStatus:
-            f3 = _BY_VALUE_SPEC_AccountStatus[f3]
-        else:
-            f3 = AccountStatus.active if f3 is _MISSING else _read_field(SPEC_AccountStatus, f3)
-        if f4 is None or type(f4) is str and f4.isascii() and len(f4) <= 64:
-            pass
-        else:
-            f4 = None if f4 is _MISSING else _read_field(_SPEC_0, f4)
-        if not (type(f5) is list and len(f5) <= _MAX_ITEMS and (not f5 or _plain_strs(f5))):
-            f5 = [] if f5 is _MISSING else _read_field(_SPEC_1, f5)
-        if type(f5) is list:
-            f5 = _OwnedList(f5)
-        row: User = _new(User)
-        row.user_id = f0
-        row.name = f1
-        row.email = f2
-        row.status = f3
-        row.nickname = f4
-        row.tags = f5
-        if type(f5) is _OwnedList:
-            f5._owner = _place_new(_Place, ("users", row, "tags"))
-        else:
-            row.tags = _owned_copy(f5, _place_new(_Place, ("users", row, "tags")))
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_logs(value: Any) -> SleepLog:
-    "One row of logs (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_SleepLog:
-            raise _Slow
-    if len(value) == 6:
-        f0 = value["log_id"]
-        f1 = value["user"]
-        f2 = value["start"]
-        f3 = value["end"]
-        f4 = value["quality"]
-        f5 = value["minutes"]
-    else:
-        get = value.get
-        f0 = get("log_id", _MISSING)
-        f1 = get("user", _MISSING)
-        f2 = get("start", _MISSING)
-        f3 = get("end", _MISSING)
-        f4 = get("quality", _MISSING)
-        f5 = get("minutes", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_2, f1)
-    if type(f2) is str and f2.isascii() and ("T" in f2 or " " in f2):
-        raw = f2
-        try:
-            f2 = _datetime_from(raw)
-            if f2.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f2.tzinfo is None:
-                    f2 = f2.replace(tzinfo=_UTC)
-                else:
-                    f2 = f2.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f2 = _read_field(rt.DATETIME, raw)
-    else:
-        f2 = _read_field(rt.DATETIME, f2)
-    if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-        raw = f3
-        try:
-            f3 = _datetime_from(raw)
-            if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                if f3.tzinfo is None:
-                    f3 = f3.replace(tzinfo=_UTC)
-                else:
-                    f3 = f3.astimezone(_UTC)
-        except (ValueError, OverflowError):
-            f3 = _read_field(rt.DATETIME, raw)
-    else:
-        f3 = _read_field(rt.DATETIME, f3)
-    if type(f4) is str and f4 in _BY_VALUE_SPEC_Quality:
-        f4 = _BY_VALUE_SPEC_Quality[f4]
-    else:
-        f4 = _read_field(SPEC_Quality, f4)
-    if not (type(f5) is int and _MIN_INT <= f5 <= _MAX_INT):
-        f5 = _read_field(rt.INT, f5)
-    row: SleepLog = _new(SleepLog)
-    row.log_id = f0
-    row.user = f1
-    row.start = f2
-    row.end = f3
-    row.quality = f4
-    row.minutes = f5
-    return row
-
-
-def _load_rows_logs(values: Any) -> list[SleepLog]:
+def _load_rows_logs(values: Any, decoded: bool) -> list[SleepLog]:
     "The rows of logs from a list of 6-field objects, or _Slow."
     rows: list[SleepLog] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -722,126 +533,13 @@ def _load_rows_logs(values: Any) -> list[SleepLog]:
     return rows
 
 
-def _load_keyed_logs(keyed: Any) -> list[SleepLog]:
-    "The rows of logs from an object of them keyed by their keys, or _Slow."
-    rows: list[SleepLog] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 6:
-            try:
-                f0 = value["log_id"]
-                f1 = value["user"]
-                f2 = value["start"]
-                f3 = value["end"]
-                f4 = value["quality"]
-                f5 = value["minutes"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_SleepLog:
-                    raise _Slow
-            get = value.get
-            f0 = get("log_id", _MISSING)
-            f1 = get("user", _MISSING)
-            f2 = get("start", _MISSING)
-            f3 = get("end", _MISSING)
-            f4 = get("quality", _MISSING)
-            f5 = get("minutes", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_2, f1)
-        if type(f2) is str and f2.isascii() and ("T" in f2 or " " in f2):
-            raw = f2
-            try:
-                f2 = _datetime_from(raw)
-                if f2.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f2.tzinfo is None:
-                        f2 = f2.replace(tzinfo=_UTC)
-                    else:
-                        f2 = f2.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f2 = _read_field(rt.DATETIME, raw)
-        else:
-            f2 = _read_field(rt.DATETIME, f2)
-        if type(f3) is str and f3.isascii() and ("T" in f3 or " " in f3):
-            raw = f3
-            try:
-                f3 = _datetime_from(raw)
-                if f3.tzinfo is not _UTC:  # (a Z or +00:00 is UTC itself)
-                    if f3.tzinfo is None:
-                        f3 = f3.replace(tzinfo=_UTC)
-                    else:
-                        f3 = f3.astimezone(_UTC)
-            except (ValueError, OverflowError):
-                f3 = _read_field(rt.DATETIME, raw)
-        else:
-            f3 = _read_field(rt.DATETIME, f3)
-        if type(f4) is str and f4 in _BY_VALUE_SPEC_Quality:
-            f4 = _BY_VALUE_SPEC_Quality[f4]
-        else:
-            f4 = _read_field(SPEC_Quality, f4)
-        if not (type(f5) is int and _MIN_INT <= f5 <= _MAX_INT):
-            f5 = _read_field(rt.INT, f5)
-        row: SleepLog = _new(SleepLog)
-        row.log_id = f0
-        row.user = f1
-        row.start = f2
-        row.end = f3
-        row.quality = f4
-        row.minutes = f5
-        if f0 != key:
-            raise _Slow
-        append(row)
-    return rows
-
-
-def _load_row_tickets(value: Any) -> Ticket:
-    "One row of tickets (codegen/loaders.py), or _Slow."
-    if type(value) is not dict:
-        raise _Slow
-    for name in value:
-        if type(name) is not str or name not in _KNOWN_Ticket:
-            raise _Slow
-    if len(value) == 3:
-        f0 = value["ticket_id"]
-        f1 = value["user"]
-        f2 = value["status"]
-    else:
-        get = value.get
-        f0 = get("ticket_id", _MISSING)
-        f1 = get("user", _MISSING)
-        f2 = get("status", _MISSING)
-    if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-        f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-    if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-        f1 = _read_field(_SPEC_2, f1)
-    if type(f2) is str and f2 in _BY_VALUE_SPEC_TicketState:
-        f2 = _BY_VALUE_SPEC_TicketState[f2]
-    else:
-        f2 = TicketState.open_ if f2 is _MISSING else _read_field(SPEC_TicketState, f2)
-    row: Ticket = _new(Ticket)
-    row.ticket_id = f0
-    row.user = f1
-    row.status = f2
-    return row
-
-
-def _load_rows_tickets(values: Any) -> list[Ticket]:
+def _load_rows_tickets(values: Any, decoded: bool) -> list[Ticket]:
     "The rows of tickets from a list of 3-field objects, or _Slow."
     rows: list[Ticket] = []
     append = rows.append
     if values and (
-        set(map(type, values)) != _DICT_ONLY or not set(map(type, _chain(values))) <= _STR_ONLY
+        set(map(type, values)) != _DICT_ONLY
+        or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)
     ):
         raise _Slow
     for value in values:
@@ -872,52 +570,6 @@ def _load_rows_tickets(values: Any) -> list[Ticket]:
         row.ticket_id = f0
         row.user = f1
         row.status = f2
-        append(row)
-    return rows
-
-
-def _load_keyed_tickets(keyed: Any) -> list[Ticket]:
-    "The rows of tickets from an object of them keyed by their keys, or _Slow."
-    rows: list[Ticket] = []
-    append = rows.append
-    if keyed.values() and (
-        set(map(type, keyed.values())) != _DICT_ONLY
-        or not set(map(type, _chain(keyed.values()))) <= _STR_ONLY
-        or not set(map(type, keyed)) <= _STR_ONLY
-    ):
-        raise _Slow
-    for key, value in keyed.items():
-        if len(value) == 3:
-            try:
-                f0 = value["ticket_id"]
-                f1 = value["user"]
-                f2 = value["status"]
-            except KeyError:  # a name that is no field's
-                raise _Slow
-        else:
-            for name in value:
-                if name not in _KNOWN_Ticket:
-                    raise _Slow
-            get = value.get
-            f0 = get("ticket_id", _MISSING)
-            f1 = get("user", _MISSING)
-            f2 = get("status", _MISSING)
-        if f0 is _MISSING:
-            f0 = key
-        if not (type(f0) is str and f0.isascii() and len(f0) <= 64):
-            f0 = "" if f0 is _MISSING else _read_field(rt.STR, f0)
-        if not (type(f1) is str and f1.isascii() and len(f1) <= 64):
-            f1 = _read_field(_SPEC_2, f1)
-        if type(f2) is str and f2 in _BY_VALUE_SPEC_TicketState:
-            f2 = _BY_VALUE_SPEC_TicketState[f2]
-        else:
-            f2 = TicketState.open_ if f2 is _MISSING else _read_field(SPEC_TicketState, f2)
-        row: Ticket = _new(Ticket)
-        row.ticket_id = f0
-        row.user = f1
-        row.status = f2
-        if f0 != key:
-            raise _Slow
         append(row)
     return rows
 
@@ -938,7 +590,7 @@ class SleepTrackingEnv(rt.Environment):
                 refs=(),
             ),
             row=SPEC_User,
-            loader=_RowLoader(_load_row_users, _load_rows_users, _load_keyed_users),
+            loader=_RowLoader(_load_rows_users, "user_id"),
         ),
         "logs": rt.TableSpec(
             schema=rt.TableSchema(
@@ -954,7 +606,7 @@ class SleepTrackingEnv(rt.Environment):
                 ),
             ),
             row=SPEC_SleepLog,
-            loader=_RowLoader(_load_row_logs, _load_rows_logs, _load_keyed_logs),
+            loader=_RowLoader(_load_rows_logs, "log_id"),
         ),
         "tickets": rt.TableSpec(
             schema=rt.TableSchema(
@@ -982,7 +634,7 @@ class SleepTrackingEnv(rt.Environment):
                 },
             ),
             row=SPEC_Ticket,
-            loader=_RowLoader(_load_row_tickets, _load_rows_tickets, _load_keyed_tickets),
+            loader=_RowLoader(_load_rows_tickets, "ticket_id"),
         ),
     }
     SCALARS: ClassVar[dict[str, rt.ScalarSpec]] = {

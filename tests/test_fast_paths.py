@@ -581,7 +581,7 @@ def loaded(
     env = env_class()
     with pytest.MonkeyPatch.context() as patch:
         if reference:  # the reference path alone: the bulk loader never takes a state
-            patch.setattr(environment_module, "load_plainly", lambda env, data: False)
+            patch.setattr(environment_module, "load_plainly", lambda env, data, **_: False)
         try:
             env.reset(task=task) if task is not None else env.reset(state=state)
         except InvalidState as error:
@@ -1069,7 +1069,10 @@ def test_tasks_that_start_from_an_init_file_load_in_bulk_as_the_reference() -> N
                 patch.setattr(
                     environment_module,
                     "load_plainly",
-                    lambda env, data: (taken.append(load_plainly(env, data)), taken[-1])[-1],
+                    lambda env, data, **how: (
+                        taken.append(load_plainly(env, data, **how)),
+                        taken[-1],
+                    )[-1],
                 )
                 fast = loaded(env_class, None, reference=False, task=task)
             assert taken == [True], task  # the bulk loader took it
@@ -1098,12 +1101,12 @@ def test_indexes_of_a_bulk_load_follow_every_change_as_the_references(
         patch.setattr(
             environment_module,
             "load_plainly",
-            lambda env, data: (taken.append(load_plainly(env, data)), taken[-1])[-1],
+            lambda env, data, **how: (taken.append(load_plainly(env, data, **how)), taken[-1])[-1],
         )
         fast.reset(state=PARENTS_STATE)
     assert taken == [True]  # the bulk loader took it
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(environment_module, "load_plainly", lambda env, data: False)
+        patch.setattr(environment_module, "load_plainly", lambda env, data, **_: False)
         reference.reset(state=PARENTS_STATE)
     fast_start, reference_start = fast.snapshot(), reference.snapshot()
     results = []
@@ -1381,19 +1384,15 @@ def test_generated_calls_keep_params_named_like_their_own_locals_apart(tmp_path:
 
 
 def test_the_row_loaders_are_the_generated_modules_own_functions() -> None:
-    """Every table of every example carries the loaders the compiler wrote into its module
-    (codegen/loaders.py): `one`, `many` and (str keys) `keyed`, named after the table."""
+    """Every table of every example carries the loader the compiler wrote into its module
+    (codegen/loaders.py), named after the table, and (str keys) its key's JSON name."""
     for path in EXAMPLES:
         env_class = envdsl.load(path)
         for name, spec in env_class.TABLES.items():
             loader = spec.loader
             assert loader is not None, (path.stem, name)
-            functions = [loader.one, loader.many, *([loader.keyed] if loader.keyed else [])]
-            assert [f.__name__ for f in functions][:2] == [
-                f"_load_row_{name}",
-                f"_load_rows_{name}",
-            ]
-            assert all(f.__module__ == env_class.__module__ for f in functions)
+            assert loader.many.__name__ == f"_load_rows_{name}"
+            assert loader.many.__module__ == env_class.__module__
             key = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
             assert (loader.keyed is not None) == (type(key.spec) is StrSpec)
 

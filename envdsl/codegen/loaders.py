@@ -2,11 +2,13 @@
 into the generated module (runtime/loading.py runs them; runtime/load_support.py holds what
 they name, imported under private names).
 
-A table's three loaders read its rows from JSON as RecordSpec.from_json would (the same rows,
-their mutable fields owned as Environment.load_rows owns them), or raise `_Slow` at anything
-they do not take, and the state is loaded the reference way instead: `_load_row_<table>`
-reads one row, `_load_rows_<table>` a list of them and `_load_keyed_<table>` an object of rows
-keyed by their str keys (the same statements in one loop: no call per row). The common cases
+A table's loader `_load_rows_<table>` reads a list of its rows from JSON as RecordSpec.from_json
+would (the same rows, their mutable fields owned as Environment.load_rows owns them), or raises
+`_Slow` at anything it does not take, and the state is loaded the reference way instead; a
+table given as an object of rows keyed by their keys goes through the same loader
+(runtime/loading.py makes the list). One loop with the statements inline, no call per row,
+written once a table (three near-copies of it, for one row, a list and an object, were a
+sixth of a generated module). The common cases
 are inline exact type tests (short ASCII strings, 64-bit ints, enum values, ISO datetimes,
 lists of those); a record, a list of records or a map goes through a nested reader
 `_read_<n>(raw, place, depth)`, which builds the owned value at its place in one pass, or
@@ -105,105 +107,62 @@ class LoaderWriter:
         lines.append(f"row: {record.name} = _new({record.name})")
         lines.extend(stores)
         lines.extend(owning)
-        count = len(record.fields)
-        one = f"_load_row_{table}"
         many = f"_load_rows_{table}"
-        doc = f"One row of {table} (codegen/loaders.py), or _Slow."
-        self.functions.append(
-            FunctionView(
-                one,
-                ["value: Any"],
-                record.name,
-                [*self._members(record, known, keys_checked=False), *lines, "return row"],
-                doc,
-            )
-        )
-        members = self._members(record, known, keys_checked=True)
         self.functions.append(
             FunctionView(
                 many,
-                ["values: Any"],
+                ["values: Any", "decoded: bool"],
                 f"list[{record.name}]",
-                self._table_loop(record, "value in values", "values", [], members + lines),
-                f"The rows of {table} from a list of {count}-field objects, or _Slow.",
+                self._table_loop(record, self._members(record, known) + lines),
+                f"The rows of {table} from a list of {len(record.fields)}-field objects, or _Slow.",
             )
         )
-        key_index = next(
+        # a table given as an object of rows keyed by their keys is read by the same loop
+        # (runtime/loading.py gives each row its key where it leaves it out): the key's JSON
+        # name where the object's keys are the rows' keys as they are, a str
+        key_name = next(
             (
-                i
-                for i, f in enumerate(record.fields)
+                f.json_name
+                for f in record.fields
                 if f.attr == key
                 and f.shape is not None
                 and (f.shape.kind, f.shape.optional, f.shape.ref) == ("str", False, False)
             ),
             None,
         )
-        keyed = "None"
-        if key_index is not None:
-            key_field = f"f{key_index}"
-            each_row = [
-                *members,
-                f"if {key_field} is _MISSING:",
-                f"    {key_field} = key",
-                *lines,
-                f"if {key_field} != key:",
-                "    raise _Slow",
-            ]
-            keyed = f"_load_keyed_{table}"
-            self.functions.append(
-                FunctionView(
-                    keyed,
-                    ["keyed: Any"],
-                    f"list[{record.name}]",
-                    self._table_loop(
-                        record, "key, value in keyed.items()", "keyed.values()", ["keyed"], each_row
-                    ),
-                    f"The rows of {table} from an object of them keyed by their keys, or _Slow.",
-                )
-            )
-        return f"_RowLoader({one}, {many}, {keyed})"
+        return f"_RowLoader({many}, {key_name!r})"
 
-    def _table_loop(
-        self, record: RecordView, loop: str, rows: str, keys: list[str], each_row: list[str]
-    ) -> list[str]:
-        """A body reading every row `loop` gives with the statements `each_row`, after checking
-        in C that every one of `rows` is an object, every name of a member of one an exact
-        str, and so is every one of the collections `keys`: a row whose names are all fields
-        is then taken by its size and a subscript each (_members)."""
-        tests = [f"set(map(type, {rows})) != _DICT_ONLY"]
-        tests += [f"not set(map(type, _chain({rows}))) <= _STR_ONLY"]
-        tests += [f"not set(map(type, {other})) <= _STR_ONLY" for other in keys]
+    def _table_loop(self, record: RecordView, each_row: list[str]) -> list[str]:
+        """A body reading every row of `values` with the statements `each_row`, after checking
+        in C that every one is an object and every name of a member of one an exact str
+        (`decoded`: the rows come from JSON text, whose names are: the check was a fifth of a
+        100-row load): a row whose names are all fields is then taken by its size and a
+        subscript each (_members)."""
         return [
             f"rows: list[{record.name}] = []",
             "append = rows.append",
-            f"if {rows} and ({' or '.join(tests)}):",
+            "if values and (",
+            "    set(map(type, values)) != _DICT_ONLY",
+            "    or not (decoded or set(map(type, _chain(values))) <= _STR_ONLY)",
+            "):",
             "    raise _Slow",
-            f"for {loop}:",
+            "for value in values:",
             *("    " + line for line in each_row),
             "    append(row)",
             "return rows",
         ]
 
-    def _members(self, record: RecordView, known: str, keys_checked: bool) -> list[str]:
-        """Statements taking the raw members of the row in `value` into f0, f1, ... (_MISSING
-        where missing), or raising _Slow for a row that is no object or holds a member that is
-        no field. `keys_checked`: the caller has seen that the row is a dict whose names are
-        exact strs."""
+    def _members(self, record: RecordView, known: str) -> list[str]:
+        """Statements taking the raw members of the row in `value`, a dict whose names are
+        exact strs, into f0, f1, ... (_MISSING where missing), or raising _Slow for a member
+        that is no field."""
         count = len(record.fields)
         subscripts = [f"    f{i} = value[{f.json_name!r}]" for i, f in enumerate(record.fields)]
-        if keys_checked:  # `count` names, each a field's, is every field: a subscript each
-            lines = [f"if len(value) == {count}:", "    try:", *("    " + s for s in subscripts)]
-            lines += ["    except KeyError:  # a name that is no field's", "        raise _Slow"]
-            lines += ["else:", "    for name in value:", f"        if name not in {known}:"]
-            lines += ["            raise _Slow"]
-        else:
-            lines = ["if type(value) is not dict:", "    raise _Slow", "for name in value:"]
-            lines += [
-                f"    if type(name) is not str or name not in {known}:",
-                "        raise _Slow",
-            ]
-            lines += [f"if len(value) == {count}:", *subscripts, *["    pass"] * (not count)]
-            lines.append("else:")
+        # `count` names, each a field's, is every field: a subscript each
+        lines = [f"if len(value) == {count}:", "    try:", *("    " + s for s in subscripts)]
+        lines += ["    except KeyError:  # a name that is no field's", "        raise _Slow"]
+        lines += ["else:", "    for name in value:", f"        if name not in {known}:"]
+        lines += ["            raise _Slow"]
         lines.append("    get = value.get")
         lines += [f"    f{i} = get({f.json_name!r}, _MISSING)" for i, f in enumerate(record.fields)]
         return lines

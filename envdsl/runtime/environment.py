@@ -178,7 +178,7 @@ class Environment:
             world is not self._world
             or world.watched
             or world.trace
-            or any(map(len, world.tables.values()))
+            or any([table._rows for table in world.tables.values()])
             or not all(map(operator.is_, world.scalars.values(), scalars))
         ):
             self._clear()
@@ -245,7 +245,7 @@ class Environment:
             getattr(self, spec.init)()
         elif spec.init_data is not None:
             data = json.loads(spec.init_data)
-            if load_plainly(self, data):
+            if load_plainly(self, data, decoded=True):
                 return True
             self._clear()  # the reference path, which says what is wrong
             self._load_json_state(data)
@@ -258,13 +258,14 @@ class Environment:
             if isinstance(state, str):
                 fast = _decoded_fast(state)
                 if fast is not _UNDECODED:
-                    if load_plainly(self, fast):
+                    if load_plainly(self, fast, decoded=True):
                         return
                     self._clear()  # not plain: the text again, as it always was read
                 data = _DECODER.decode(state)
             else:
                 data = state
-            if load_plainly(self, data):  # valid plain data, in bulk (envdsl/runtime/loading.py)
+            # valid plain data, in bulk (envdsl/runtime/loading.py)
+            if load_plainly(self, data, decoded=isinstance(state, str)):
                 return
             self._clear()  # anything else: the reference path, which says what is wrong
             problem = json_problem(data)
@@ -403,7 +404,9 @@ class Environment:
         return call_budget
 
     def _rows(self) -> int:
-        return sum(len(table) for table in self._tables.values())
+        # (each table's dict read as Table.__len__ reads it: a Python call a table was most
+        # of what this cost in a reset)
+        return sum([len(table._rows) for table in self._tables.values()])
 
     def _over_state_budget(self, call_budget: int) -> str:
         return (

@@ -35,13 +35,15 @@ from envdsl.runtime.values import TypeSpec, UTC, parse_date, parse_datetime
 
 
 class RowLoader(NamedTuple):
-    """The generated readers of one table's rows: `one` reads a row, `many` a list of rows
-    and `keyed` an object of rows keyed by their str keys, where the key is a str (the same
-    statements in one loop: no call per row)."""
+    """The generated reader of one table's rows, `many` (a list of rows from a list of JSON
+    objects, in one loop: no call per row; told whether they were decoded from JSON text, where
+    every name is an exact str already), and `keyed`: the key's JSON name where the key
+    is a str, so that a table given as an object of rows keyed by their keys takes the
+    object's keys as they are (runtime/loading.py); None for other keys, read through their
+    specs."""
 
-    one: Callable[[Any], Any]
-    many: Callable[[Any], list[Any]]
-    keyed: Callable[[Any], list[Any]] | None
+    many: Callable[[Any, bool], list[Any]]  # (rows, decoded from JSON text)
+    keyed: str | None
 
 
 class Slow(Exception):

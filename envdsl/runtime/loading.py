@@ -22,6 +22,7 @@ reference's message, from one source.
 from __future__ import annotations
 
 import gc
+from itertools import repeat
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
 
 
 _TABLE_FORMS = (list, dict)
+_STR_ONLY = {str}
 _PAUSE_COLLECTOR_ROWS = 30_000  # rows of a state loaded with the cyclic collector paused
 
 
@@ -95,10 +97,11 @@ def _plan(env: StateOwner) -> _LoadPlan:
     return plan
 
 
-def load_plainly(env: StateOwner, data: Any) -> bool:
+def load_plainly(env: StateOwner, data: Any, decoded: bool = False) -> bool:
     """Load `data` into `env`'s (empty) world and check every rule; False when this loader
     does not take it, which leaves the world half-filled: the caller clears it and loads the
-    state through the reference path."""
+    state through the reference path. `decoded`: `data` is what a JSON decoder made of a
+    text (every object's names exact strs, which the loaders need not check again)."""
     if type(data) is not dict:
         return False
     plan = _plan(env)
@@ -129,7 +132,7 @@ def load_plainly(env: StateOwner, data: Any) -> bool:
                     raise Slow
                 value = data[name]
                 if value or type(value) not in _TABLE_FORMS:  # an empty table stays as it is
-                    _load_table(env, name, spec, value, spec.loader)
+                    _load_table(env, name, spec, value, spec.loader, decoded)
         for name, scalar_spec, required in plan.scalars:
             if name in data:
                 value = data[name]
@@ -154,27 +157,52 @@ def load_plainly(env: StateOwner, data: Any) -> bool:
     return True
 
 
-def _load_table(env: StateOwner, name: str, spec: TableSpec, value: Any, load: RowLoader) -> None:
+def _load_table(
+    env: StateOwner, name: str, spec: TableSpec, value: Any, load: RowLoader, decoded: bool
+) -> None:
     if type(value) is list:
-        rows = load.many(value)
-    elif type(value) is dict and load.keyed is not None:
-        rows = load.keyed(value)
+        rows = load.many(value, decoded)
     elif type(value) is dict:
-        key_spec = next(f for f in spec.row.fields if f.attribute == spec.schema.key)
-        rows = []
-        for key, row in value.items():
-            if type(key) is not str or type(row) is not dict or has_surrogate(key):
-                raise Slow
-            key_value = key_from_json(key_spec.spec, key, "")  # the reference's canonical key
-            if key_spec.name not in row:
-                row = {**row, key_spec.name: key_value}
-            elif key_spec.spec.from_json(row[key_spec.name], "") != key_value:
-                raise Slow
-            rows.append(load.one(row))
+        rows = _load_keyed(spec, value, load, decoded)
     else:
         raise Slow
     _add_rows(env, env._tables[name], rows)
     env._world.digests.table_changed(name)
+
+
+def _load_keyed(
+    spec: TableSpec, keyed: dict[Any, Any], load: RowLoader, decoded: bool
+) -> list[Any]:
+    """The rows of a table given as an object of them keyed by their keys: each row given its
+    key where it leaves it out, and holding the object's key where it does not, read by the
+    table's loader."""
+    key_attribute = spec.schema.key
+    if load.keyed is not None:  # a str key: the object's keys as they are
+        key_name = load.keyed
+        keys = list(keyed)
+        raws = list(keyed.values())
+        if not (decoded or set(map(type, keys)) <= _STR_ONLY) or set(map(type, raws)) != {dict}:
+            raise Slow
+        if not all(map(dict.__contains__, raws, repeat(key_name))):
+            raws = [
+                raw if key_name in raw else {**raw, key_name: key} for key, raw in zip(keys, raws)
+            ]
+        rows = load.many(raws, decoded)
+        if list(map(attrgetter(key_attribute), rows)) != keys:
+            raise Slow
+        return rows
+    key_spec = next(f for f in spec.row.fields if f.attribute == key_attribute)
+    raws = []
+    for key, row in keyed.items():
+        if type(key) is not str or type(row) is not dict or has_surrogate(key):
+            raise Slow
+        key_value = key_from_json(key_spec.spec, key, "")  # the reference's canonical key
+        if key_spec.name not in row:
+            row = {**row, key_spec.name: key_value}
+        elif key_spec.spec.from_json(row[key_spec.name], "") != key_value:
+            raise Slow
+        raws.append(row)
+    return load.many(raws, decoded)
 
 
 def _add_rows(env: StateOwner, table: Table[Any], rows: list[Any]) -> None:
@@ -207,7 +235,7 @@ def _check_plainly(env: StateOwner, plan: _LoadPlan) -> None:
     tables = env._tables
     for check in plan.checks:
         table = tables[check.name]
-        if not len(table):
+        if not table._rows:  # (Table.__len__ without its call)
             continue
         for fields in check.uniques:
             if any(None not in value for value in table.shared_values(fields)):

@@ -30,6 +30,9 @@ if TYPE_CHECKING:
 Entry = tuple[Any, ...]
 
 
+_NO_SNAPSHOTS: frozenset[Any] = frozenset()
+
+
 class Owner:
     """The identity of an environment, which pickle and deepcopy copy along with it."""
 
@@ -52,12 +55,23 @@ class World:
         self.scalars = scalars
         self.trace = trace
         self.history: list[Entry] = []
-        self.live: weakref.WeakSet[Snapshot] = weakref.WeakSet()
+        # the living snapshots of this world: a weak set from the first one taken (making
+        # one was a tenth of a new environment's cost, and most worlds never get a snapshot)
+        self.live: weakref.WeakSet[Snapshot] | frozenset[Snapshot] = _NO_SNAPSHOTS
         # a snapshot of this world was ever taken: until then no call asks the weak set (its
         # len() is a Python method) whether one lives
         self.watched = False
         self.owner = owner
         self.digests = StateDigests()
+
+    def watch(self, snapshot: Snapshot) -> None:
+        """Count a snapshot of this world among the living ones."""
+        live = self.live
+        if type(live) is frozenset:
+            live = self.live = weakref.WeakSet()
+        assert isinstance(live, weakref.WeakSet)
+        live.add(snapshot)
+        self.watched = True
 
     def record(self, journal: list[Entry]) -> None:
         """Keep a successful call's journal while a snapshot may need to undo it (and mark
@@ -117,15 +131,15 @@ class Snapshot:
         self.task = task
         # (tables, scalars) once materialized; the world is then no longer needed
         self.copied: tuple[dict[str, Table[Any]], dict[str, Any]] | None = None
-        world.live.add(self)
-        world.watched = True
+        world.watch(self)
 
     def materialize(self) -> None:
         """Copy the state at this position (the world is at it now) before it is undone."""
         world = self.world
         if world is None:
             return
-        world.live.discard(self)
+        if isinstance(world.live, weakref.WeakSet):
+            world.live.discard(self)
         self.copied = copy.deepcopy((world.tables, world.scalars))
         self.trace = self.trace[: self.trace_length]  # the list may be cut from now on
         self.world = None
@@ -166,8 +180,7 @@ class Snapshot:
         for name, value in state.items():
             setattr(self, name, value)
         if self.world is not None:
-            self.world.live.add(self)
-            self.world.watched = True
+            self.world.watch(self)
 
 
 def undo_entry(tables: dict[str, Table[Any]], scalars: dict[str, Any], entry: Entry) -> None:

@@ -267,7 +267,12 @@ def called_builtin(call: ast.Call, checked: CheckedSpec) -> Function | None:
     func = call.func
     if not isinstance(func, ast.NameRef):
         return None
-    name = func.name
+    return builtin_named(func.name, checked)
+
+
+def builtin_named(name: str, checked: CheckedSpec) -> Function | None:
+    """The builtin function a call of `name` reaches, where no local takes the name: none
+    where the spec declares a record, fn or tool of that name (they come first)."""
     if name in checked.callables or name in checked.records:
         return None
     return FUNCTIONS.get(name)

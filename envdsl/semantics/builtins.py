@@ -11,7 +11,13 @@ from envdsl.diagnostics import Edit, Fix, codes
 from envdsl.semantics import types as t
 from envdsl.semantics.expr_typing import ExprTyping
 from envdsl.semantics.builtin_rules import check_all_args as _check_all_args
-from envdsl.semantics.builtin_table import ENUM_VALUES, FUNCTIONS, METHODS, receiver_kind
+from envdsl.semantics.builtin_table import (
+    ENUM_VALUES,
+    FUNCTIONS,
+    METHODS,
+    builtin_named,
+    receiver_kind,
+)
 from envdsl.semantics.scope import Scope, local_of
 from envdsl.semantics.suggest import as_function_call, did_you_mean
 from envdsl.syntax import ast
@@ -126,10 +132,7 @@ _PYTHON_ONLY = {
 def _reaches_builtin(checker: ExprTyping, name: str, scope: Scope) -> bool:
     """Whether a call of `name` here calls the builtin (no local, record or declared fn or
     tool of that name comes first, as in _call_name): where a fix may write one."""
-    checked = checker.checked
-    return (
-        scope.lookup(name) is None and name not in checked.records and name not in checked.callables
-    )
+    return scope.lookup(name) is None and builtin_named(name, checker.checked) is not None
 
 
 def _timedelta(checker: ExprTyping, node: ast.Call, scope: Scope) -> tuple[str, tuple[Fix, ...]]:

@@ -407,12 +407,13 @@ class BodyChecker(ExprChecker):
         # or variant case, so `if b.due != none { b.due = none }` is fine) and what it holds
         # now, after `!= none` / `is Case` tests (what `+=` reads)
         path = path_of(target)
+        narrowed = scope.narrowed_type(path) if path is not None else None
         if isinstance(target, ast.NameRef) and (local := local_of(scope, target)) is not None:
             narrowed_type = self.expr(target, scope)
             target_type = local.type
-        elif path is not None and scope.narrowed_type(path) is not None:
+        elif path is not None and narrowed is not None:
             target_type = self.expr(target, scope.without_narrowing(path))
-            narrowed_type = scope.narrowed_type(path) or target_type
+            narrowed_type = narrowed
         else:
             narrowed_type = target_type = self.expr(target, scope)
         value_type = self.expr(stmt.value, scope)

@@ -46,7 +46,13 @@ def env_path(task_path: str, relative: str) -> str:
 
 
 def same_file(first: str, second: str) -> bool:
-    return os.path.normcase(os.path.realpath(first)) == os.path.normcase(os.path.realpath(second))
+    return _identity(first) == _identity(second)
+
+
+def _identity(path: str) -> str:
+    """One spelling for every path to the same file (links resolved, case folded where the
+    file system folds it)."""
+    return os.path.normcase(os.path.realpath(path))
 
 
 # ---- grouping command-line files -------------------------------------------------------------
@@ -72,7 +78,7 @@ def bundle_paths(paths: Sequence[str]) -> list[Bundle]:
     task_files: dict[str, list[str]] = {}
     for path in paths:
         target = _task_file_target(path)
-        key = os.path.normcase(os.path.realpath(target if target is not None else path))
+        key = _identity(target if target is not None else path)
         specs.setdefault(key, None)
         if target is None:
             specs[key] = specs[key] or path
@@ -92,7 +98,7 @@ def unloaded_task_files(bundle: Bundle, task: str) -> list[str]:
     lack: commands load only the task files they are given)."""
     directory = os.path.dirname(bundle.path) or "."
     declares = re.compile(rf"^[ \t]*task[ \t]+{re.escape(task)}\b", re.MULTILINE)
-    given = {os.path.normcase(os.path.realpath(path)) for path in (bundle.path, *bundle.task_files)}
+    given = {_identity(path) for path in (bundle.path, *bundle.task_files)}
     found = []
     try:
         names = sorted(os.listdir(directory))
@@ -100,15 +106,15 @@ def unloaded_task_files(bundle: Bundle, task: str) -> list[str]:
         return []
     for name in names:
         path = os.path.join(directory, name)
-        if not name.endswith(".env") or os.path.normcase(os.path.realpath(path)) in given:
-            continue
-        target = _task_file_target(path)
-        if target is None or not same_file(target, bundle.path):
+        if not name.endswith(".env") or _identity(path) in given:
             continue
         try:
             with open(path, encoding="utf-8") as handle:
                 text = handle.read(MAX_FILE_CHARS)
         except (OSError, UnicodeDecodeError):
+            continue
+        relative = named_env(text)
+        if relative is None or not same_file(env_path(path, relative), bundle.path):
             continue
         if declares.search(text):
             found.append(path)

@@ -23,6 +23,7 @@ from envdsl.syntax import ast
 from envdsl.tasks.init_files import read_confined
 from envdsl.util.frozen_node import node
 from envdsl.util.source import MAX_FILE_CHARS, SourceFile, SourceMap
+from envdsl.util.spec_paths import file_identity
 
 # what a file starts with when it is a task file (comments and blank lines may come first);
 # only for grouping files: the parser decides what the file really is
@@ -46,13 +47,7 @@ def env_path(task_path: str, relative: str) -> str:
 
 
 def same_file(first: str, second: str) -> bool:
-    return _identity(first) == _identity(second)
-
-
-def _identity(path: str) -> str:
-    """One spelling for every path to the same file (links resolved, case folded where the
-    file system folds it)."""
-    return os.path.normcase(os.path.realpath(path))
+    return file_identity(first) == file_identity(second)
 
 
 # ---- grouping command-line files -------------------------------------------------------------
@@ -78,7 +73,7 @@ def bundle_paths(paths: Sequence[str]) -> list[Bundle]:
     task_files: dict[str, list[str]] = {}
     for path in paths:
         target = _task_file_target(path)
-        key = _identity(target if target is not None else path)
+        key = file_identity(target if target is not None else path)
         specs.setdefault(key, None)
         if target is None:
             specs[key] = specs[key] or path
@@ -98,7 +93,7 @@ def unloaded_task_files(bundle: Bundle, task: str) -> list[str]:
     lack: commands load only the task files they are given)."""
     directory = os.path.dirname(bundle.path) or "."
     declares = re.compile(rf"^[ \t]*task[ \t]+{re.escape(task)}\b", re.MULTILINE)
-    given = {_identity(path) for path in (bundle.path, *bundle.task_files)}
+    given = {file_identity(path) for path in (bundle.path, *bundle.task_files)}
     found = []
     try:
         names = sorted(os.listdir(directory))
@@ -106,7 +101,7 @@ def unloaded_task_files(bundle: Bundle, task: str) -> list[str]:
         return []
     for name in names:
         path = os.path.join(directory, name)
-        if not name.endswith(".env") or _identity(path) in given:
+        if not name.endswith(".env") or file_identity(path) in given:
             continue
         try:
             with open(path, encoding="utf-8") as handle:

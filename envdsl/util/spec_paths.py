@@ -58,7 +58,7 @@ def expand_arguments(arguments: Sequence[str], *, batch: bool = False) -> Expans
             found = [argument]
             named.append(argument)
         for path in found:
-            identity = os.path.normcase(os.path.realpath(path))
+            identity = file_identity(path)
             if identity not in seen:
                 seen.add(identity)
                 files.append(path)
@@ -69,6 +69,12 @@ def expand_arguments(arguments: Sequence[str], *, batch: bool = False) -> Expans
     if problems:
         raise BatchUsageError(problems)
     return Expansion(files, batch)
+
+
+def file_identity(path: str) -> str:
+    """One spelling for every path to the same file (links resolved, case folded where the
+    file system folds it)."""
+    return os.path.normcase(os.path.realpath(path))
 
 
 def _spec_files_under(directory: str) -> list[str]:

@@ -739,3 +739,27 @@ def test_walk_visits_every_node_in_depth_first_order() -> None:
         assert spec is not None
         nodes = [n for n in _walk_recursively(spec) if type(n) not in plain]
         assert [id(n) for n in ast.walk(spec)] == [id(n) for n in nodes]
+
+
+def test_else_after_return_or_assignment_says_let_unwraps() -> None:
+    for statement, then in (
+        ('return users.get(k) else "no user"', "then `return x`"),
+        ('u = users.get(k) else "no user"', "then assign `x`"),
+        ('row.best = users.get(k) else "no user"', "then assign `x`"),
+    ):
+        text = (
+            "env E {\n  entity U { key id: str }\n  entity R { key id: str, best: U? }\n"
+            "  state { users: table U }\n"
+            f"  query t(k: str) -> U {{\n    let u = users[k]\n    {statement}\n"
+            "    return u\n  }\n}\n"
+        )
+        error, at = single_error(text)
+        assert error.code.code == "E0001" and at == "else", statement
+        assert error.help is not None and "only in a `let`" in error.help, statement
+        assert then in error.help, statement
+
+
+def test_else_of_a_let_or_require_gets_no_unwrap_help() -> None:
+    text = "env E {\n  action t(x: int) -> int {\n    require x > 0 else\n    return 1\n  }\n}\n"
+    spec, diagnostics = build(text)
+    assert all("only in a `let`" not in (d.help or "") for d in diagnostics)

@@ -230,9 +230,34 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
         return 'a reference answer is a step of the solution: `solution { ... answer "text" }`'
     if value == "=" and "'=='" in {_terminal_text(name) for name in expected}:
         return "to compare, use `==`"
+    if value == "else" and token is not None and token.type == "ELSE":
+        unwrap = _unwrap_outside_let(before)
+        if unwrap is not None:
+            return unwrap
     if token is not None and token.type == "_NL" and "ELSE" in expected:
         return '`require` needs a message: `require cond else "why it failed"`'
     return None
+
+
+def _unwrap_outside_let(before: str) -> str | None:
+    """`return users.get(id) else "msg"`, `u = users.get(id) else "msg"`: Python has no such
+    `else`, and envdsl's unwraps an optional only where `let` binds it."""
+    line = before[before.rfind("\n") + 1 :].strip()
+    if line.startswith("return "):
+        return (
+            '`else "message"` unwraps an optional only in a `let`: '
+            '`let x = opt else "message"`, then `return x`'
+        )
+    if _ASSIGNMENT.match(line) is not None:
+        return (
+            '`else "message"` unwraps an optional only in a `let`: '
+            '`let x = opt else "message"` (a new local), then assign `x`'
+        )
+    return None
+
+
+# a statement that assigns a place (`u = `, `row.f = `, `m[k] = `), not a `let`
+_ASSIGNMENT = re.compile(r"(?!let\b)[A-Za-z_][\w.\[\]\"']*\s*[-+]?=(?!=)")
 
 
 _RESERVED = set(

@@ -763,3 +763,27 @@ def test_else_of_a_let_or_require_gets_no_unwrap_help() -> None:
     text = "env E {\n  action t(x: int) -> int {\n    require x > 0 else\n    return 1\n  }\n}\n"
     spec, diagnostics = build(text)
     assert all("only in a `let`" not in (d.help or "") for d in diagnostics)
+
+
+@pytest.mark.parametrize(
+    "expression, at, helped",
+    [
+        ("xs[::-1]", ":", "a slice takes no step"),
+        ("first((x for x in xs), 0)", "for", "a generator stands alone"),
+    ],
+)
+def test_python_expression_habits_get_helps(expression: str, at: str, helped: str) -> None:
+    text = (
+        "env E {\n  query t(xs: list[int]) -> list[int] {\n" f"    return {expression}\n  }}\n}}\n"
+    )
+    error, found = single_error(text)
+    assert error.code.code == "E0001" and found == at
+    assert error.help is not None and helped in error.help and "braces" not in error.help
+
+
+def test_a_conversion_in_an_fstring_hole_gets_a_help() -> None:
+    text = 'env E {\n  query t(s: str) -> str {\n    return f"{s!r}"\n  }\n}\n'
+    spec, diagnostics = build(text)
+    (error,) = diagnostics
+    assert error.code.code == "E0002" and src(error.span, text) == "!"
+    assert error.help is not None and "no `!r`/`!s` conversion" in error.help

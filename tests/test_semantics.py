@@ -427,6 +427,30 @@ def test_python_collection_habits_say_what_to_write(call: str, code: str, helped
     assert len(diagnostics) == 1 and helped in (diagnostics[0].help or "")
 
 
+@pytest.mark.parametrize(
+    "written, code, at, helped",
+    [
+        ("str((now - now).days)", "E1003", "days", "total_minutes(d)"),
+        ('"%s!" % s', "E2002", '"%s!" % s', 'f"... {x}"'),
+        ('"{}!".format(s)', "E1011", "format", 'f"Hello {name}"'),
+        ("s.title()", "E1011", "title", "upper(s[:1]) + s[1:]"),
+        ("now.strftime(s)", "E1011", "strftime", "`str(d)` is its ISO 8601 text"),
+        ("str(bool(xs))", "E1005", "bool", "len(xs) > 0"),
+        ("str(len(reversed(xs)))", "E1005", "reversed", "reverse=true"),
+        ("str(len(map(lambda x: x + 1, xs)))", "E1005", "map", "[f(x) for x in xs]"),
+        ("str(len(filter(lambda x: x > 1, xs)))", "E1005", "filter", "[x for x in xs if cond]"),
+        ("str(math.floor(2.5))", "E1001", "math", "there are no modules"),
+    ],
+)
+def test_python_text_and_function_habits_say_what_to_write(
+    written: str, code: str, at: str, helped: str
+) -> None:
+    # one error each, the lambda of map/filter included, and no look-alike (`map` -> `max`)
+    text = spec(query("s: str", f"let xs = [3, 1]\nreturn {written}"))
+    error, found = only_error(text, code)
+    assert found == at and helped in (error.help or "") and "did you mean" not in (error.help or "")
+
+
 def test_a_narrowed_place_is_optional_again_after_a_write() -> None:
     body = 'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = n\n  let k = len(u.nickname)\n}'
     error, at = only_error(spec(action("id: str, n: str?", body)), "E2017")

@@ -99,7 +99,12 @@ def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> 
     builtin = FUNCTIONS.get(name)
     if builtin is not None:
         return builtin.rule(checker, node, scope)
-    _check_all_args(checker, node, scope)
+    if name in ("map", "filter"):  # its lambda is part of the one mistake: no E2015 of its own
+        for arg in (*node.args, *(kwarg.value for kwarg in node.kwargs)):
+            if not isinstance(arg, ast.Lambda):
+                checker.expr(arg, scope)
+    else:
+        _check_all_args(checker, node, scope)
     candidates = list(FUNCTIONS) + list(checked.callables) + list(checked.records)
     help, fixes = did_you_mean(name, candidates, span)
     if name in checked.variants:
@@ -112,8 +117,8 @@ def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> 
         fixes = (Fix(f"write `{name}`", (Edit(node.span, name),)),)
     elif name == "timedelta":
         help, fixes = _timedelta(checker, node, scope)
-    elif help is None and name in _PYTHON_ONLY:
-        help = _PYTHON_ONLY[name]
+    elif name in _PYTHON_ONLY:  # before a look-alike: `map` is not a misspelt `max`
+        help, fixes = _PYTHON_ONLY[name], ()
     return checker.error(codes.UNKNOWN_FUNCTION, f"unknown function '{name}'", span, help, fixes)
 
 
@@ -126,6 +131,11 @@ _PYTHON_ONLY = {
     "isinstance": "values are statically typed; no runtime type tests are needed",
     "dict": "write a map literal `{k: v}`",
     "tuple": "there are no tuples; use a record",
+    "map": "there is no `map`: write a comprehension, `[f(x) for x in xs]`",
+    "filter": "there is no `filter`: write a comprehension, `[x for x in xs if cond]`",
+    "bool": "there is no `bool(x)`: compare explicitly, e.g. `len(xs) > 0` or `x != none`",
+    "reversed": "`sorted(xs, reverse=true)` orders; there is no reversal",
+    "next": "`first(x for x in xs if cond)` is the first match, or none",
 }
 
 
@@ -175,6 +185,18 @@ _PYTHON_COLLECTION_METHODS: dict[tuple[str, str], str] = {
     ("set", "update"): "add each element: `for x in xs { s.add(x) }`",
     ("set", "clear"): "assign an empty set: `s = set()`",
     ("table", "pop"): "read the row, then `t.delete(key)`",
+}
+
+
+# Python's methods of text and times that have no counterpart here -> how to write them
+_FSTRING = 'write an f-string: f"Hello {name}"'
+_STRFTIME = "`str(d)` is its ISO 8601 text; `d.year`, `d.month`, `d.day` are its parts"
+_PYTHON_VALUE_METHODS: dict[tuple[t.Type, str], str] = {
+    (t.STR, "format"): _FSTRING,
+    (t.STR, "capitalize"): "`upper(s[:1]) + s[1:]` capitalizes the first letter",
+    (t.STR, "title"): "`upper(s[:1]) + s[1:]` capitalizes the first letter",
+    (t.DATE, "strftime"): _STRFTIME,
+    (t.DATETIME, "strftime"): _STRFTIME,
 }
 
 
@@ -306,7 +328,13 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
         )
     string_methods = {f.name for f in FUNCTIONS.values() if f.string_method}
     known = sorted(set(table) | (string_methods if receiver == t.STR else set()))
-    help, fixes = did_you_mean(method, known, func.name.span)
+    help: str | None
+    fixes: tuple[Fix, ...]
+    python = _PYTHON_VALUE_METHODS.get((receiver, method))
+    if python is not None:  # before a look-alike: `format` is not a misspelt method
+        help, fixes = python, ()
+    else:
+        help, fixes = did_you_mean(method, known, func.name.span)
     help = help or _PYTHON_COLLECTION_METHODS.get((receiver_kind(receiver), method))
     return checker.error(
         codes.UNKNOWN_METHOD,

@@ -255,6 +255,8 @@ class ExprChecker(Visitor):
             help, fixes = f"`state` is no value: name one of its fields, `state.{first}`", ()
         if help is None and name in ("self", "this"):
             help = "there is no `self`: name state fields directly (`users`, `now`)"
+        if help is None and name in _PYTHON_MODULES:
+            help = _PYTHON_MODULES[name]
         return self.error(codes.UNKNOWN_NAME, f"unknown name '{name}'", span, help, fixes)
 
     def check_name_hider(self, name: str, scope: Scope) -> str | None:
@@ -429,15 +431,14 @@ class ExprChecker(Visitor):
             return component
         if isinstance(obj_type, t.EnumType) and field_name in ("value", "name"):
             return self.enum_text(obj_type, node)
+        if field_name in _METHOD_NAMES:
+            hint: str | None = "methods are called with parentheses: `x.name(...)`"
+        elif obj_type == t.DURATION and field_name in ("days", "seconds"):
+            hint = _TIMEDELTA_FIELDS
+        else:
+            hint = None
         return self.error(
-            codes.UNKNOWN_FIELD,
-            f"{obj_type} has no field '{field_name}'",
-            node.name.span,
-            help=(
-                "methods are called with parentheses: `x.name(...)`"
-                if field_name in _METHOD_NAMES
-                else None
-            ),
+            codes.UNKNOWN_FIELD, f"{obj_type} has no field '{field_name}'", node.name.span, hint
         )
 
     def enum_text(self, enum_type: t.EnumType, node: ast.Attribute) -> t.Type:
@@ -585,6 +586,8 @@ class ExprChecker(Visitor):
         help = None
         if node.op == "+" and t.STR in (left, right):
             help = 'convert with str(x), or use an f-string: f"... {x}"'
+        elif node.op == "%" and left == t.STR:  # Python's `"%s" % x`
+            help = 'format with an f-string: f"... {x}"'
         elif t.OptionalType in (type(left), type(right)):
             help = "an optional value must be unwrapped before arithmetic"
         return self.error(
@@ -1106,6 +1109,21 @@ _TIME_COMPONENTS: dict[t.Type, dict[str, t.Type]] = {
         "second": t.INT,
     },
 }
+# Python's timedelta fields (`(b - a).days`): a duration's size is read by a function
+_TIMEDELTA_FIELDS = (
+    "a duration's size is `total_minutes(d)` or `total_seconds(d)`; whole days between two "
+    "dates: `days_between(a, b)`"
+)
+
+# modules a Python author reaches for, which expressions here cannot name
+_PYTHON_MODULES = {
+    "math": "there are no modules: `abs`, `round`, `int`, `min`, `max` and `sum` are builtins",
+    "random": "environments are deterministic: there is no randomness",
+    "uuid": 'ids come from `auto("PREFIX")` keys',
+    "json": "there are no modules: values are typed, and the runtime reads and writes JSON",
+    "re": "there is no `re`: `contains`, `startswith`, `endswith`, `split`, `replace` work on text",
+}
+
 _METHOD_NAMES = {
     "get",
     "insert",

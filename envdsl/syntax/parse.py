@@ -220,10 +220,17 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
     previous = re.search(r"([A-Za-z_]+)\s*$", before[-200:])
     if previous is not None and previous.group(1) in _PYTHON_WORDS and token is not None:
         return _PYTHON_WORDS[previous.group(1)]
+    if value == ":" and re.search(r"\[[^\[\]]*:$", before[-200:]):  # `xs[::-1]`
+        return "a slice takes no step: `xs[a:b]`; `sorted(xs, reverse=true)` orders backwards"
     if value == ":" and ("LBRACE" in expected or "MAP_LBRACE" in expected):
         return "blocks use braces, not a colon: `if cond { ... }`"
     if value in _PYTHON_WORDS:
         return _PYTHON_WORDS[value]
+    if token is not None and token.type == "FOR" and "RPAR" in expected:
+        return (
+            "a generator stands alone, as a call's only argument: `first(x for x in xs if p)`, "
+            "`any(...)`; elsewhere write a list, `[x for x in xs]`"
+        )
     if value == "," and expected == {"RPAR"}:  # `(a, b)`: a tuple, not a call's arguments
         return "there are no tuples: compare the values one by one, or group them in a record"
     if value == "answer" and "SOLUTION" in expected:  # a task's members, not its solution's
@@ -364,6 +371,9 @@ def _report(
         if char in "\"'":
             message = "unterminated string"
             help = 'close the string on the same line, or use """...""" for several lines'
+        elif char == "!" and text is not source.text:  # an f-string hole's `!r`
+            message = f"unexpected character {char!r}"
+            help = "an f-string hole takes no `!r`/`!s` conversion: write `{x}` or `{str(x)}`"
         else:
             message = f"unexpected character {char!r}"
             help = None

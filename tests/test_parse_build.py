@@ -787,3 +787,27 @@ def test_a_conversion_in_an_fstring_hole_gets_a_help() -> None:
     (error,) = diagnostics
     assert error.code.code == "E0002" and src(error.span, text) == "!"
     assert error.help is not None and "no `!r`/`!s` conversion" in error.help
+
+
+@pytest.mark.parametrize(
+    "statement, at, helped",
+    [
+        ('require x > 0, "positive"', ",", '`require cond else "why it failed"`'),
+        ('assert x > 0, "positive"', "x", "there is no `assert`"),
+        ("let y = x > 0 ? 1 : 2", "?", "`a if cond else b`"),
+        ("let a = 1\n    let b = 2\n    a, b = b, a", ",", "there are no tuples"),
+    ],
+)
+def test_python_statement_habits_get_helps(statement: str, at: str, helped: str) -> None:
+    text = f"env E {{\n  action t(x: int) -> int {{\n    {statement}\n    return x\n  }}\n}}\n"
+    error, found = single_error(text)
+    assert error.code.code == "E0001" and found == at
+    assert error.help is not None and helped in error.help
+
+
+def test_a_semicolon_gets_a_help() -> None:
+    text = "env E {\n  action t(x: int) -> int {\n    let y = 1; return y\n  }\n}\n"
+    spec, diagnostics = build(text)
+    (error,) = diagnostics
+    assert error.code.code == "E0002" and src(error.span, text) == ";"
+    assert error.help is not None and "no semicolons" in error.help

@@ -451,6 +451,25 @@ def test_python_text_and_function_habits_say_what_to_write(
     assert found == at and helped in (error.help or "") and "did you mean" not in (error.help or "")
 
 
+@pytest.mark.parametrize(
+    "body, code, at, helped",
+    [
+        ("let t = 0\nt += 1.5", "E2001", "t += 1.5", "`let t = 0.0`"),
+        ("users.remove(id)", "E1011", "remove", "`t.delete(key)`"),
+        ('users.update(id, name="x")', "E1011", "update", "`t[key].field = value`"),
+        ('users[id].status = Status("active")', "E1005", "Status", "`Status.active`"),
+        ('users[id].status = Status["active"]', "E2013", 'Status["active"]', "`Status.active`"),
+        ("logs.insert(Log(id, 5))", "E2004", "id", "Log(log_id=..., user=..., minutes=...)"),
+    ],
+)
+def test_python_statement_habits_say_what_to_write(
+    body: str, code: str, at: str, helped: str
+) -> None:
+    # one error each: a record built positionally is not also missing each field
+    error, found = only_error(spec(action("id: str", body)), code)
+    assert found == at and helped in (error.help or "")
+
+
 def test_a_narrowed_place_is_optional_again_after_a_write() -> None:
     body = 'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = n\n  let k = len(u.nickname)\n}'
     error, at = only_error(spec(action("id: str, n: str?", body)), "E2017")

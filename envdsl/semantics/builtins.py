@@ -111,6 +111,10 @@ def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> 
         cases = checked.variants[name].cases
         example = f"{name}.{next(iter(cases))}(...)" if cases else f"{name}.<case>(...)"
         help = f"'{name}' is a variant: build one of its cases, `{example}`"
+    elif name in checked.enums:  # Python's `Status("active")`
+        members = checked.enums[name].members
+        help = f"'{name}' is an enum: write a member, `{name}.{next(iter(members), '<member>')}`"
+        fixes = ()
     elif name in checked.state and not node.args and not node.kwargs:
         # `now()`: the clock (or any state field) is read, not called
         help = f"'{name}' is a state field, not a function: write `{name}`"
@@ -185,6 +189,10 @@ _PYTHON_COLLECTION_METHODS: dict[tuple[str, str], str] = {
     ("set", "update"): "add each element: `for x in xs { s.add(x) }`",
     ("set", "clear"): "assign an empty set: `s = set()`",
     ("table", "pop"): "read the row, then `t.delete(key)`",
+    ("table", "remove"): "delete a row by its key: `t.delete(key)`",
+    ("table", "update"): "write the row's fields: `t[key].field = value`",
+    ("table", "append"): "add a row: `t.insert(Entity(field=value, ...))`",
+    ("table", "add"): "add a row: `t.insert(Entity(field=value, ...))`",
 }
 
 

@@ -461,6 +461,19 @@ class BodyChecker(ExprChecker):
                         f"'{stmt.op}' is not defined for {target_type} and {value_type}",
                         stmt.span,
                     )
+                elif (
+                    result == t.FLOAT
+                    and target_type == t.INT
+                    and isinstance(target, ast.NameRef)
+                    and local_of(scope, target) is not None
+                ):  # `let total = 0`, then `total += price`: Python would make it a float
+                    self.error(
+                        codes.TYPE_MISMATCH,
+                        f"result of '{stmt.op}': expected int, found float",
+                        stmt.span,
+                        help=f"'{target.name}' holds an int: start it as a float "
+                        f"(`let {target.name} = 0.0`), or round the value: `round(x)`",
+                    )
                 elif result is not None:
                     self.require_assignable(
                         result, target_type, stmt.span, f"result of '{stmt.op}'"

@@ -534,12 +534,13 @@ class ExprChecker(Visitor):
             return t.RecordType(entity.name, True)
         if obj_type == t.JSON:
             return t.JSON
-        return self.error(
-            codes.NOT_INDEXABLE,
-            f"{obj_type} cannot be indexed",
-            node.span,
-            help="lists, strings, maps and tables can be indexed",
-        )
+        help = "lists, strings, maps and tables can be indexed"
+        if isinstance(obj_type, t.TypeRefType) and isinstance(obj_type.target, t.EnumType):
+            # Python's `Status["active"]`: a tool's enum parameter is a member already
+            name = obj_type.target.name
+            first = next(iter(self.checked.enums[name].members), "<member>")
+            help = f"write a member, `{name}.{first}`; a parameter of type {name} is one already"
+        return self.error(codes.NOT_INDEXABLE, f"{obj_type} cannot be indexed", node.span, help)
 
     def visit_Slice(self, node: ast.Slice, scope: Scope) -> t.Type:
         obj_type = self.expr(node.obj, scope)
@@ -937,7 +938,9 @@ class ExprChecker(Visitor):
         given: dict[str, ast.Expr] = {}
         misspelled: set[str] = set()
         names = [p[0] for p in params]
-        if call.args and not allow_positional:
+        # `P(1, 2)`: one mistake, not also each field "missing"
+        refused_positional = bool(call.args) and not allow_positional
+        if refused_positional:
             self.error(
                 codes.WRONG_ARITY,
                 f"{callee} takes named arguments only",
@@ -1001,7 +1004,7 @@ class ExprChecker(Visitor):
         for name, param_type, required in params:
             if name in given:
                 self.expect(given[name], scope, param_type, f"argument '{name}' of {callee}")
-            elif required and name not in misspelled:
+            elif required and name not in misspelled and not refused_positional:
                 self.error(
                     codes.MISSING_ARGUMENT,
                     f"{callee} needs argument '{name}' ({param_type})",

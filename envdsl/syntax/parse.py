@@ -151,6 +151,7 @@ _PYTHON_WORDS = {
     "async": "tools are synchronous; `async` is not part of the language",
     "elseif": "write `elif`",
     "raise": 'fail the call with `fail "message"`',
+    "assert": 'there is no `assert`: `require cond else "why it failed"`',
     "del": "there is no `del`: `m.remove(k)` (a map's key), `xs.remove(x)`, `t.delete(key)` (a row)",
 }
 
@@ -241,6 +242,13 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
         unwrap = _unwrap_outside_let(before)
         if unwrap is not None:
             return unwrap
+    line = before[before.rfind("\n") + 1 :].lstrip()
+    if value == "," and line.startswith("require "):
+        return '`require` takes its message after `else`: `require cond else "why it failed"`'
+    if value == "?" and "IF" in expected:  # C's `c ? a : b`
+        return "write a conditional expression: `a if cond else b`"
+    if value == "," and "'='" in {_terminal_text(name) for name in expected}:
+        return "there are no tuples: assign each place on a line of its own"
     if token is not None and token.type == "_NL" and "ELSE" in expected:
         return '`require` needs a message: `require cond else "why it failed"`'
     return None
@@ -371,6 +379,9 @@ def _report(
         if char in "\"'":
             message = "unterminated string"
             help = 'close the string on the same line, or use """...""" for several lines'
+        elif char == ";":
+            message = f"unexpected character {char!r}"
+            help = "there are no semicolons: one statement per line"
         elif char == "!" and text is not source.text:  # an f-string hole's `!r`
             message = f"unexpected character {char!r}"
             help = "an f-string hole takes no `!r`/`!s` conversion: write `{x}` or `{str(x)}`"

@@ -811,3 +811,17 @@ def test_a_semicolon_gets_a_help() -> None:
     (error,) = diagnostics
     assert error.code.code == "E0002" and src(error.span, text) == ";"
     assert error.help is not None and "no semicolons" in error.help
+
+
+@pytest.mark.parametrize(
+    "member, at, helped",
+    [
+        ("unique email", "email", "`email: T unique`"),
+        ("invariant len(name) > 0", "len", '`invariant "what holds": cond`'),
+    ],
+)
+def test_entity_member_habits_get_helps(member: str, at: str, helped: str) -> None:
+    text = f"env E {{\n  entity U {{\n    key id: str\n    name: str\n    {member}\n  }}\n}}\n"
+    error, found = single_error(text)
+    assert error.code.code == "E0001" and found == at
+    assert error.help is not None and helped in error.help

@@ -470,6 +470,18 @@ def test_python_statement_habits_say_what_to_write(
     assert found == at and helped in (error.help or "")
 
 
+def test_an_unqualified_enum_member_gets_its_enum_as_a_fix() -> None:
+    text = spec(action("id: str", "users[id].status = suspended"))
+    error, at = only_error(text, "E1001")
+    assert at == "suspended" and "`Status.suspended`" in (error.help or "")
+    assert "users[id].status = Status.suspended\n" in apply_fix(text, error.fixes[0])
+
+
+def test_none_where_no_optional_is_declared_says_to_declare_one() -> None:
+    error, at = only_error(spec(query("", "return none")), "E2001")
+    assert at == "none" and "declare the type `str?`" in (error.help or "")
+
+
 def test_a_narrowed_place_is_optional_again_after_a_write() -> None:
     body = 'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = n\n  let k = len(u.nickname)\n}'
     error, at = only_error(spec(action("id: str, n: str?", body)), "E2017")

@@ -91,6 +91,8 @@ class ExprChecker(Visitor):
                     ),
                 ),
             )
+        if actual == t.NONE and not isinstance(expected, t.OptionalType):
+            help = f"only an optional holds none: declare the type `{expected}?`"
         if actual == t.STR and isinstance(expected, t.EnumType):
             help = f"write the member itself: `{expected.name}.<member>`"
         if actual == t.STR and expected in _DATE_LIKE:
@@ -257,6 +259,12 @@ class ExprChecker(Visitor):
             help = "there is no `self`: name state fields directly (`users`, `now`)"
         if help is None and name in _PYTHON_MODULES:
             help = _PYTHON_MODULES[name]
+        owners = [e for e, info in self.checked.enums.items() if name in info.members]
+        if help is None and len(owners) == 1:  # `status = active`: a member, unqualified
+            member = f"{owners[0]}.{name}"
+            help, fixes = f"write the member with its enum: `{member}`", (
+                Fix(f"write `{member}`", (Edit(span, member),)),
+            )
         return self.error(codes.UNKNOWN_NAME, f"unknown name '{name}'", span, help, fixes)
 
     def check_name_hider(self, name: str, scope: Scope) -> str | None:

@@ -243,6 +243,10 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
         if unwrap is not None:
             return unwrap
     line = before[before.rfind("\n") + 1 :].lstrip()
+    if token is not None and token.type == "NAME" and line == "unique":  # `unique email`
+        return f"mark the field itself, `{value}: T unique`, or write `unique(a, b)` for several"
+    if line == "invariant" and "STRING" in expected:  # `invariant cond`
+        return 'an invariant says what holds, then how: `invariant "what holds": cond`'
     if value == "," and line.startswith("require "):
         return '`require` takes its message after `else`: `require cond else "why it failed"`'
     if value == "?" and "IF" in expected:  # C's `c ? a : b`

@@ -825,3 +825,25 @@ def test_entity_member_habits_get_helps(member: str, at: str, helped: str) -> No
     error, found = single_error(text)
     assert error.code.code == "E0001" and found == at
     assert error.help is not None and helped in error.help
+
+
+_TASK_PRELUDE = (
+    "env E {\n  entity U { key id: str }\n  state { users: table U }\n"
+    '  action close(id: str) {\n    """d"""\n    users.delete(id)\n  }\n'
+)
+
+
+@pytest.mark.parametrize(
+    "members, at, helped",
+    [
+        ('solution { close(id="U1") }\n    check len(users) == 0', "len", "a check says"),
+        ('solution { close(id="U1") }\n    checks { "U1" not in users }', "checks", "a check is"),
+        ('instruction "Close U1."\n    solution { close(id="U1") }', "instruction", "first string"),
+        ('init {\n      users.insert(U(id="U1"))\n    }', ".", "`init` assigns state fields"),
+    ],
+)
+def test_task_habits_get_helps(members: str, at: str, helped: str) -> None:
+    text = _TASK_PRELUDE + f'  task t {{\n    """Close U1."""\n    {members}\n  }}\n}}\n'
+    error, found = single_error(text)
+    assert error.code.code == "E0001" and found == at
+    assert error.help is not None and helped in error.help

@@ -236,13 +236,24 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
         return "there are no tuples: compare the values one by one, or group them in a record"
     if value == "answer" and "SOLUTION" in expected:  # a task's members, not its solution's
         return 'a reference answer is a step of the solution: `solution { ... answer "text" }`'
-    if value == "=" and "'=='" in {_terminal_text(name) for name in expected}:
+    expected_words = {_terminal_text(name) for name in expected}
+    if value == "=" and "'=='" in expected_words:
         return "to compare, use `==`"
     if value == "else" and token is not None and token.type == "ELSE":
         unwrap = _unwrap_outside_let(before)
         if unwrap is not None:
             return unwrap
     line = before[before.rfind("\n") + 1 :].lstrip()
+    if token is not None and token.type == "NAME" and "CHECK" in expected:
+        task_member = _TASK_MEMBER_WORDS.get(str(value))
+        if task_member is not None:
+            return task_member
+    if line == "check" and "STRING" in expected:  # `check cond`
+        return 'a check says what it checks: `check "what the run achieved": cond`'
+    assigns = "'='" in expected_words
+    if value == "." and assigns and re.search(r"\binit\s*\{[^{}]*$", before[-2000:]):
+        # `users.insert(User(...))` in an init
+        return "`init` assigns state fields: `users = [User(...), ...]`, `now = datetime(...)`"
     if token is not None and token.type == "NAME" and line == "unique":  # `unique email`
         return f"mark the field itself, `{value}: T unique`, or write `unique(a, b)` for several"
     if line == "invariant" and "STRING" in expected:  # `invariant cond`
@@ -251,7 +262,7 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
         return '`require` takes its message after `else`: `require cond else "why it failed"`'
     if value == "?" and "IF" in expected:  # C's `c ? a : b`
         return "write a conditional expression: `a if cond else b`"
-    if value == "," and "'='" in {_terminal_text(name) for name in expected}:
+    if value == "," and assigns:
         return "there are no tuples: assign each place on a line of its own"
     if token is not None and token.type == "_NL" and "ELSE" in expected:
         return '`require` needs a message: `require cond else "why it failed"`'
@@ -277,6 +288,22 @@ def _unwrap_outside_let(before: str) -> str | None:
 
 # a statement that assigns a place (`u = `, `row.f = `, `m[k] = `), not a `let`
 _ASSIGNMENT = re.compile(r"(?!let\b)[A-Za-z_][\w.\[\]\"']*\s*[-+]?=(?!=)")
+
+
+# what an author calls a task's parts elsewhere -> how a task writes them
+_TASK_INSTRUCTION = 'the instruction is the task\'s first string: `task t { """Do this.""" ... }`'
+_TASK_CHECK = 'a check is a line of its own: `check "what the run achieved": cond`'
+_TASK_MEMBER_WORDS = {
+    "instruction": _TASK_INSTRUCTION,
+    "description": _TASK_INSTRUCTION,
+    "prompt": _TASK_INSTRUCTION,
+    "checks": _TASK_CHECK,
+    "expect": _TASK_CHECK,
+    "expected": _TASK_CHECK,
+    "verify": _TASK_CHECK,
+    "setup": 'the start state is `init { field = value }` (or `init from "state.json"`)',
+    "steps": "the reference run is `solution { tool(arg=value) }`",
+}
 
 
 _RESERVED = set(

@@ -185,6 +185,32 @@ def test_normalized_words() -> None:
     assert words("1,2") == ("1", "2")
 
 
+@pytest.mark.parametrize(
+    "answer, named",
+    [
+        ("2", True),
+        ("They play two fixtures in March 2025.", True),  # a count written out
+        ("twenty-two", False),  # 22, not 2
+        ("On 2025-03-01 and 2025-03-15: 2 matches", True),  # a date's parts are no choice
+        ("They won 2-1 twice: 2 wins", True),  # a score is no choice
+        ("2 or 3", False),  # a hedge names no one value, whatever the state holds
+        ("either 2 or 3 fixtures", False),
+        ("between 2 and 3", False),
+        ("3", False),
+    ],
+)
+def test_mentions_of_a_count_not_in_the_state(answer: str, named: bool) -> None:
+    assert mentions(answer, 2, {}) is named
+
+
+def test_number_words() -> None:
+    assert words("twenty-five users, two logs, one of them") == (
+        "25", "users", "2", "logs", "one", "of", "them"
+    )  # fmt: skip
+    assert words("twenty five six, 20 five") == ("25", "6", "20", "5")
+    assert mentions("$7.50", 7.5, {}) and not mentions("$7.50 or $8", 7.5, {})
+
+
 def test_same_items_counts_repeats() -> None:
     assert same_items([1, 2, 2], [2, 1, 2])
     assert not same_items([1, 2, 2], [1, 1, 2])

@@ -220,6 +220,38 @@ def test_mentions_kills_the_gaming_answers() -> None:
     assert answers["tried"] == 3 and answers["killed"] == 3
 
 
+COUNT = '''      get_ticket(ticket_id="T1")
+      get_ticket(ticket_id="T2")
+      answer "2 tickets are open."'''
+
+
+def test_a_substring_check_of_a_count_is_gamed_by_a_hedge() -> None:
+    result = check(
+        spec(
+            COUNT,
+            '    check "gives the count": contains(answer, "2")\n'
+            '    check "nothing changed": tickets == initial.tickets',
+            doc="How many tickets are open?",
+        )
+    )
+    notes = [n for d in result.diagnostics if d.code.code == "W5030" for n in d.notes]
+    assert any("hedged answer '2 or 3'" in n for n in notes), notes
+
+
+def test_mentions_kills_the_hedged_count() -> None:
+    result = check(
+        spec(
+            COUNT,
+            '    check "gives the count": mentions(answer, count(t for t in tickets))\n'
+            '    check "nothing changed": tickets == initial.tickets',
+            doc="How many tickets are open?",
+        )
+    )
+    assert "W5030" not in codes_of(result), [d.message for d in result.diagnostics]
+    answers = mutation(result)["by_kind"]["answer"]  # type: ignore[index]
+    assert answers["tried"] == answers["killed"] == 3  # empty, negated, hedged
+
+
 # ---- right runs -------------------------------------------------------------------------------
 def test_independent_steps_reordered_keep_the_full_reward() -> None:
     result = check(

@@ -3,9 +3,11 @@
 Agents write free text (an answer, a note): `$150`, `150.00` and `150 dollars` are one price,
 `U2,` and `u2` one id. A substring check (`"150" in answer`) fails those forms and passes an
 answer that lists every candidate ("U1, U2, U3 or U4"), the hole the Agentic Benchmark
-Checklist found in tau-bench. `mentions` compares normalized words, and refuses an answer that
-names the value negated ("not 7.5") or names another value the state holds in the same field
-as the value (another user id when the value is a user id, another price when it is a price).
+Checklist found in tau-bench. `mentions` compares normalized words (a count may be written out:
+"two"), and refuses an answer that names the value negated ("not 7.5"), offers it as one of a
+choice of numbers ("7.5 or 8", "between 7 and 8"), or names another value the state holds in
+the same field as the value (another user id when the value is a user id, another price when
+it is a price).
 """
 
 from __future__ import annotations
@@ -24,6 +26,31 @@ _NEGATIONS = frozenset(
 )
 _NEGATION_REACH = 2  # "not 7.5", "is not the 7.5": a negation this many words before a mention
 
+# counts written out ("two logs"); not "one", which is as often a pronoun ("the one with")
+_UNITS = "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen"
+_UNITS += " fifteen sixteen seventeen eighteen nineteen"
+_NUMBER_NAMES = {name: str(n) for n, name in enumerate(_UNITS.split()) if name != "_"}
+_TENS = {
+    name: 10 * n
+    for n, name in enumerate("_ _ twenty thirty forty fifty sixty seventy eighty ninety".split())
+    if name != "_"
+}
+_DIGIT_NAMES = {
+    name: n for n, name in enumerate("_ one two three four five six seven eight nine".split())
+}
+
+# a number offered with another as a choice ("2 or 3", "either 2 or 3", "between 2 and 3"): an
+# answer that hedges names no one value. Dates and times are taken out first (their parts are
+# no choice); "2-3", "2/3" and "from 2 to 3" are left alone: a score, a fraction, a change.
+_DATES_AND_TIMES = re.compile(
+    r"\d{4}-\d{1,2}(?:-\d{1,2})?(?:[t ]\d{1,2}:\d{2}(?::\d{2})?(?:\.\d+)?z?)?"
+    r"|\d{1,2}/\d{1,2}/\d{2,4}|\d{1,2}:\d{2}(?::\d{2})?"
+)
+_NUMBER = r"\$?(\d+(?:[.,]\d+)*)"
+_HEDGE = re.compile(
+    rf"(?<![\w.,])(?:between\s+{_NUMBER}\s+and\s+{_NUMBER}|{_NUMBER}\s+or\s+{_NUMBER})(?![\w])"
+)
+
 
 def words(text: str) -> Words:
     """The normalized words of a text: lower case, no punctuation or spacing, letters and
@@ -31,9 +58,18 @@ def words(text: str) -> Words:
     `7.5`; `0001` keeps its zeros: it is a code, not a number)."""
     text = text.lower().replace("'", "").replace("\u2019", "")
     found: list[str] = []
+    tens_at = -1  # where the last tens word ("twenty") stands, for a unit after it
     for token in _TOKEN.findall(text):
         if token[0].isdigit():
             found += _number_words(token)
+        elif token in _DIGIT_NAMES and found and tens_at == len(found) - 1:
+            found[-1] = str(int(found[-1]) + _DIGIT_NAMES[token])  # "twenty-five"
+            tens_at = -1
+        elif token in _NUMBER_NAMES:
+            found.append(_NUMBER_NAMES[token])
+        elif token in _TENS:
+            found.append(str(_TENS[token]))
+            tens_at = len(found) - 1
         else:
             found.append(token)
     return tuple(found)
@@ -91,7 +127,10 @@ def mentions(text: str, expected: object, state: dict[str, Any]) -> bool:
     said = words(text)
     charge(len(said) * len(wanted_words))
     covered: list[tuple[int, int]] = []
+    hedged = _hedged_numbers(text)
     for target in wanted_words:
+        if target in hedged:
+            return False  # offered with another number as a choice: no one value named
         hits = list(_occurrences(said, target))
         if not any(not _negated(said, start) for start in hits):
             return False
@@ -102,6 +141,17 @@ def mentions(text: str, expected: object, state: dict[str, Any]) -> bool:
             if not any(a <= start and end <= b for a, b in covered):
                 return False  # another candidate named, outside any expected value's words
     return True
+
+
+def _hedged_numbers(text: str) -> set[Words]:
+    """The numbers `text` offers as one of a choice with another number (`2 or 3`)."""
+    plain = _DATES_AND_TIMES.sub(" ", text.lower())
+    hedged: set[Words] = set()
+    for match in _HEDGE.finditer(plain):
+        first, second = (tuple(_number_words(n)) for n in match.groups() if n is not None)
+        if first != second:
+            hedged |= {first, second}
+    return hedged
 
 
 def _occurrences(said: Words, target: Words) -> Iterator[int]:

@@ -16,7 +16,8 @@ Wrong runs (each must score below 1.0):
 - extra: the reference followed by one write on a row its calls name by key (a tool that takes
   that row's key, e.g. its delete, or one that sets a field to another row's value);
 - answer: for a question, an empty answer, one listing every candidate of the asked kinds found
-  in the state, and one negating each asked value ("not 7.5").
+  in the state, one negating each asked value ("not 7.5"), and one offering each number it
+  states with the next ("2 or 3").
 The fourth kind of the issue, a step left out, is verify.py's leave-one-out (W5011), counted in
 the score without running it again.
 
@@ -347,7 +348,27 @@ def _answers(facts: StartFacts, reference: list[Call], answer: str) -> list[Muta
     # each asked value negated where it stands: "not T2, not bo" ("not 7.5")
     negated = ", ".join(f"not {_plain(v)}" for _, v in asked) if asked else f"not {answer}"
     mutants.append(Mutant("answer", f"the negated answer {negated!r}", tuple(reference), negated))
+    # each number the answer states, offered with the next one: "2 or 3" names no count
+    choices = [
+        f"{number} or {above}"
+        for number in (str(v) for column, v in asked if column is None)
+        if (above := _number_above(number)) is not None
+    ]
+    if choices:
+        hedged = ", ".join(choices)
+        mutants.append(Mutant("answer", f"the hedged answer {hedged!r}", tuple(reference), hedged))
     return [m for m in mutants if m.answer != answer]
+
+
+def _number_above(number: str) -> str | None:
+    """One more than a number the answer states (`7.5` -> `8.5`, `1,500` -> `1501`); None for
+    what is no one number (a version, `1.2.3`)."""
+    digits = number.replace(",", "")
+    if re.fullmatch(r"\d+", digits):
+        return str(int(digits) + 1)
+    if re.fullmatch(r"\d+\.\d+", digits):
+        return str(float(digits) + 1)
+    return None
 
 
 def _asked_values(facts: StartFacts, answer: str) -> list[tuple[tuple[str, str] | None, Any]]:

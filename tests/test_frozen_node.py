@@ -101,3 +101,16 @@ def test_record_is_a_mutable_dataclass() -> None:
     with pytest.raises(TypeError):
         hash(counter)
     assert pickle.loads(pickle.dumps(counter)) == counter
+
+
+@node
+class LabelledPair(Pair):
+    label: str = "x"
+
+
+def test_a_subclass_sets_its_base_fields_through_their_slots() -> None:
+    made = LabelledPair(1, 2, {}, "n", "l")
+    assert (made.left, made.right, made.tags, made.note, made.label) == (1, 2, {}, "n", "l")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.left = 3
+    assert pickle.loads(pickle.dumps(made)) == made

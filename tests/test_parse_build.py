@@ -770,6 +770,7 @@ def test_else_of_a_let_or_require_gets_no_unwrap_help() -> None:
     [
         ("xs[::-1]", ":", "a slice takes no step"),
         ("first((x for x in xs), 0)", "for", "a generator stands alone"),
+        ("sorted(xs, key=lambda x: (x, -x))", ",", "sort by the last first"),
     ],
 )
 def test_python_expression_habits_get_helps(expression: str, at: str, helped: str) -> None:

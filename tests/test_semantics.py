@@ -440,6 +440,7 @@ def test_python_collection_habits_say_what_to_write(call: str, code: str, helped
         ("str(len(map(lambda x: x + 1, xs)))", "E1005", "map", "[f(x) for x in xs]"),
         ("str(len(filter(lambda x: x > 1, xs)))", "E1005", "filter", "[x for x in xs if cond]"),
         ("str(math.floor(2.5))", "E1001", "math", "there are no modules"),
+        ("str(len(xs.sort(key=lambda x: -x)))", "E1011", "sort", "xs = sorted(xs)"),
     ],
 )
 def test_python_text_and_function_habits_say_what_to_write(

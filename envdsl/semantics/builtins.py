@@ -99,12 +99,7 @@ def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> 
     builtin = FUNCTIONS.get(name)
     if builtin is not None:
         return builtin.rule(checker, node, scope)
-    if name in ("map", "filter"):  # its lambda is part of the one mistake: no E2015 of its own
-        for arg in (*node.args, *(kwarg.value for kwarg in node.kwargs)):
-            if not isinstance(arg, ast.Lambda):
-                checker.expr(arg, scope)
-    else:
-        _check_all_args(checker, node, scope)
+    _check_args_of_unknown(checker, node, scope)
     candidates = list(FUNCTIONS) + list(checked.callables) + list(checked.records)
     help, fixes = did_you_mean(name, candidates, span)
     if name in checked.variants:
@@ -124,6 +119,15 @@ def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> 
     elif name in _PYTHON_ONLY:  # before a look-alike: `map` is not a misspelt `max`
         help, fixes = _PYTHON_ONLY[name], ()
     return checker.error(codes.UNKNOWN_FUNCTION, f"unknown function '{name}'", span, help, fixes)
+
+
+def _check_args_of_unknown(checker: ExprTyping, node: ast.Call, scope: Scope) -> None:
+    """The arguments of a call of no known function or method, but its lambdas: whether
+    one is allowed there depends on the callee meant (`map(lambda ...)`, `xs.sort(key=lambda
+    ...)`), so it is part of the one mistake and gets no E2015 of its own."""
+    for arg in (*node.args, *(kwarg.value for kwarg in node.kwargs)):
+        if not isinstance(arg, ast.Lambda):
+            checker.expr(arg, scope)
 
 
 _PYTHON_ONLY = {
@@ -317,7 +321,7 @@ def _call_method(checker: ExprTyping, func: ast.Attribute, node: ast.Call, scope
             ast.NameRef(method, func.name.span), (func.obj, *node.args), node.kwargs, node.span
         )
         return as_function.rule(checker, rewritten, scope)
-    _check_all_args(checker, node, scope)
+    _check_args_of_unknown(checker, node, scope)
     shadowing = _shadowed_state(checker, func, scope)
     if shadowing is not None:
         return shadowing

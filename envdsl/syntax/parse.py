@@ -232,6 +232,11 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
             "a generator stands alone, as a call's only argument: `first(x for x in xs if p)`, "
             "`any(...)`; elsewhere write a list, `[x for x in xs]`"
         )
+    if value == "," and re.search(r"\blambda\s+\w+\s*:\s*\([^()]*$", before[-200:]):
+        return (  # `key=lambda x: (x.a, x.b)`
+            "there are no tuples: to sort by several keys, sort by the last first (sorts "
+            "are stable): `sorted(sorted(xs, key=lambda x: x.b), key=lambda x: x.a)`"
+        )
     if value == "," and expected == {"RPAR"}:  # `(a, b)`: a tuple, not a call's arguments
         return "there are no tuples: compare the values one by one, or group them in a record"
     if value == "answer" and "SOLUTION" in expected:  # a task's members, not its solution's

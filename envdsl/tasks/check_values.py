@@ -27,7 +27,9 @@ class CheckExplainer:
     def __init__(self, checked: CheckedSpec, module: types.ModuleType) -> None:
         self.checked = checked
         self.module = module
-        self.translator = BodyTranslator(checked, Names(checked))
+        # the reference forms (a record's class, not its factory): what every module has,
+        # verification's included (generate's calls=False), and checks write nothing
+        self.translator = BodyTranslator(checked, Names(checked), written_out=False)
 
     def explain(self, cond: ast.Expr, env: Environment, answer: str) -> str | None:
         """`<comparison>, where <operand> is <value>, ...` for the part of `cond` that is

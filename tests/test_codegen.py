@@ -539,9 +539,10 @@ def test_module_without_loaders_verifies_the_same() -> None:
 
 @pytest.mark.parametrize("name", NAMES)
 def test_module_without_whole_calls_verifies_the_same(name: str) -> None:
-    """Verification's module leaves out the tools' whole calls, their typed-argument methods
-    and the row rules (pipeline._verify): every call takes the reference path, and every
-    task verifies with the same reports and diagnostics as on the full module."""
+    """Verification's module leaves out the tools' whole calls, their typed-argument methods,
+    the row rules, the inserters, field writers, record factories and sizers
+    (pipeline._verify): every call takes the reference path, and every task verifies with
+    the same reports and diagnostics as on the full module."""
     from envdsl.diagnostics import DiagnosticSink
     from envdsl.tasks.verify import verify_tasks
 
@@ -549,6 +550,9 @@ def test_module_without_whole_calls_verifies_the_same(name: str) -> None:
     assert isinstance(result.checked, CheckedSpec)
     bare = generate(result.checked, formatted=False, calls=False)
     assert "def _call_" not in bare and "def _rules_" not in bare
+    # nor the other forms written out for the speed of calls (the reference forms serve)
+    for written_out in ("def _insert_", "def _write_", "def _new_", "def _stored_size"):
+        assert written_out not in bare
     assert "def _call_" in generate(result.checked, formatted=False)
     bare_class = environment_class(load_module(bare, f"{name}_bare", register=False))
     assert all(not t.call and not t.json_arguments for t in bare_class.TOOLS.values())

@@ -52,7 +52,9 @@ class Lowerer:
         self.with_loaders = loaders
         self.with_calls = calls
         self.names = Names(checked)
-        self.body = BodyTranslator(checked, self.names)
+        # the written-out row writes and record factories serve the speed of calls, as the
+        # whole calls do: without those, the code takes the runtime's reference forms
+        self.body = BodyTranslator(checked, self.names, written_out=calls)
         self.spec_constants: list[SpecConstantView] = []
 
     def module(self) -> ModuleView:
@@ -269,8 +271,10 @@ class Lowerer:
         # records (values) carry the place they live in; rows are identities and need none
         base = "" if info.is_entity else "rt.Value"
         view = RecordView(py, doc, fields, self.names.spec_name(py), base)
-        view.size_lines = self.size_lines(info)
-        view.factory_lines = factory_lines(view, self.names.factory(info.name))
+        if self.with_calls:  # else limits' reference sizer, and the record's class
+            view.size_lines = self.size_lines(info)
+            view.factory_lines = factory_lines(view, self.names.factory(info.name))
+        # the JSON writers stay: every state hash and dump runs them, verification's too
         view.to_json, view.json_repr = f"_to_json_{py}", f"_json_repr_{py}"
         view.to_json_body = to_json_body(view)
         view.json_repr_body = json_repr_body(view, view.to_json)

@@ -22,8 +22,8 @@ class BodyTranslator(Translator):
 
     families = (EXPRESSIONS, STATEMENTS)
 
-    def __init__(self, checked: CheckedSpec, names: Names) -> None:
-        super().__init__(checked, names)
+    def __init__(self, checked: CheckedSpec, names: Names, *, written_out: bool = True) -> None:
+        super().__init__(checked, names, written_out=written_out)
         # the field writers the bodies call: (entity, attribute) -> method name
         self.writers: dict[tuple[str, str], str] = {}
 
@@ -244,7 +244,9 @@ class BodyTranslator(Translator):
                 current = self.narrowed(f"{row_code}.{attr}", declared, self.type_of(target))
                 value = f"{current} {stmt.op[0]} {value}"
             table = self.names.table_of(record.name)
-            if _plain_valued(declared):  # written by the field's own writer (see field_writer)
+            if (
+                _plain_valued(declared) and self.written_out
+            ):  # the field's writer (field_writer)  # the field's writer (field_writer)
                 return lines + [f"{pad}self.{self.field_writer(record, attr)}({row_code}, {value})"]
             return lines + [f"{pad}self._set({table!r}, {row_code}, {attr!r}, {value})"]
         # a part of a value (a record's field, a list element, a map entry): changed in place,

@@ -84,9 +84,14 @@ class Translator(Visitor):
 
     families: ClassVar[tuple[Family, ...]] = (EXPRESSIONS,)  # BodyTranslator adds its own
 
-    def __init__(self, checked: CheckedSpec, names: Names) -> None:
+    def __init__(self, checked: CheckedSpec, names: Names, *, written_out: bool = True) -> None:
         self.checked = checked
         self.names = names
+        # False: the code calls the runtime's reference forms (`Environment._insert`, `_set`,
+        # a record's class) where it would call the module's written-out inserters, field
+        # writers and record factories, which a module run for a few calls does not need
+        # (generate's `calls=False`, verification's module)
+        self.written_out = written_out
         self.ctx = Context("default")
         self._temp = 0
         # journal calls that must run before the statement being translated
@@ -100,13 +105,16 @@ class Translator(Visitor):
         self.lazy_generators: set[int] = set()
 
     # ---- helpers -----------------------------------------------------------------------------
-    def inserter(self, entity: str) -> str:
-        """The method that inserts a row of this entity into its table, made once per table."""
+    def inserter(self, entity: str, row: str) -> str:
+        """The code inserting `row` into this entity's table: the table's inserter method,
+        made once per table, or `Environment._insert`."""
         table = self.names.table_of(entity)
+        if not self.written_out:
+            return f"self._insert({table!r}, {row})"
         name = self.inserters.get(table)
         if name is None:
             name = self.inserters[table] = self.names.inserter_method(table)
-        return name
+        return f"self.{name}({row})"
 
     def type_of(self, node: ast.Expr) -> t.Type:
         return self.checked.expr_types.get(id(node), t.ERROR)
@@ -513,7 +521,8 @@ class Translator(Visitor):
 
     def build_record(self, record: RecordInfo, node: ast.Call, scope: CgScope) -> str:
         """`R(f=v, ...)`, or a variant case's `V.case(f=v, ...)`: the record's factory with its
-        fields (the class itself, called by keyword, costs twice as much)."""
+        fields (the class itself, called by keyword, costs twice as much), or the class where
+        nothing is written out."""
         args = []
         for kwarg in node.kwargs:
             field_info = record.fields[kwarg.name.text]
@@ -521,7 +530,8 @@ class Translator(Visitor):
                 self.expr(kwarg.value, scope), self.type_of(kwarg.value), field_info.type
             )
             args.append(f"{self.names.field(record.name, kwarg.name.text)}={value}")
-        return f"{self.names.factory(record.name)}({', '.join(args)})"
+        make = self.names.factory if self.written_out else self.names.type_name
+        return f"{make(record.name)}({', '.join(args)})"
 
     def builtin(self, name: str, node: ast.Call, scope: CgScope) -> str:
         """A call of a builtin function, in its table entry's form."""

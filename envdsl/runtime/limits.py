@@ -199,16 +199,11 @@ def stored_size(value: Any) -> int:
     if isinstance(value, dict):
         check_items(len(value))
         return 1 + sum(stored_size(k) + stored_size(v) for k, v in value.items())
-    sizer = _SIZERS.get(kind)
-    if sizer is None:
-        # a generated record or entity class writes its own sizer (codegen: _stored_size);
-        # any other dataclass is sized by the reference walk over its fields
-        sizer = _SIZERS[kind] = getattr(kind, "_stored_size", None) or _record_size
-    return sizer(value)
-
-
-# per record class: its stored_size (a row is sized on every insert)
-_SIZERS: dict[type, Callable[[Any], int]] = {}
+    # a generated record or entity class writes its own sizer (codegen: _stored_size); any
+    # other dataclass is sized by the reference walk over its fields.  Looked up on the class
+    # each time (as fast as a dict of classes, which kept every class of a batch check alive)
+    sizer: Callable[[Any], int] | None = getattr(kind, "_stored_size", None)
+    return _record_size(value) if sizer is None else sizer(value)
 
 
 def _record_size(value: Any) -> int:

@@ -54,7 +54,8 @@ class MethodSite(CallSite):
     bound: Callable[[str], str] = str  # the code as a name, computed once
     stored: Callable[[str, str, ast.Expr], str] = lambda container, code, node: code
     table_name: Callable[[str], str] = str  # an entity's table, as the runtime names it
-    inserter: Callable[[str], str] = str  # the generated method that inserts an entity's row
+    # the code inserting a row (code) into an entity's table
+    inserter: Callable[[str, str], str] = lambda entity, row: row
 
 
 FunctionForm = Callable[[CallSite], str]
@@ -216,9 +217,10 @@ def table_key_method(kind: str) -> MethodForm:
 
 
 def table_insert(site: MethodSite) -> str:
-    # the table's own inserter (codegen/row_writes.py), Environment._insert written out
+    # the table's own inserter (codegen/row_writes.py), Environment._insert written out, or
+    # Environment._insert itself (Translator.inserter)
     assert isinstance(site.receiver_type, t.TableType)
-    return f"self.{site.inserter(site.receiver_type.entity)}({site.args[0]})"
+    return site.inserter(site.receiver_type.entity, site.args[0])
 
 
 def set_add(site: MethodSite) -> str:

@@ -27,7 +27,16 @@ class CheckExplainer:
     def __init__(self, checked: CheckedSpec, module: types.ModuleType) -> None:
         self.checked = checked
         self.module = module
-        self.translator = BodyTranslator(checked, Names(checked))
+        self._translator: BodyTranslator | None = None
+
+    @property
+    def translator(self) -> BodyTranslator:
+        """Made on the first check explained (most specs have none to explain): in the
+        reference forms (a record's class, not its factory), what every module has,
+        verification's included (generate's calls=False); checks write nothing."""
+        if self._translator is None:
+            self._translator = BodyTranslator(self.checked, Names(self.checked), written_out=False)
+        return self._translator
 
     def explain(self, cond: ast.Expr, env: Environment, answer: str) -> str | None:
         """`<comparison>, where <operand> is <value>, ...` for the part of `cond` that is
@@ -57,13 +66,14 @@ class CheckExplainer:
 
     def _value(self, node: ast.Expr, env: Environment, answer: str) -> tuple[bool, Any]:
         """(True, value), or (False, why it could not be computed)."""
-        self.translator.ctx = Context("check")
-        self.translator.pending = []
+        translator = self.translator
+        translator.ctx = Context("check")
+        translator.pending = []
         try:
-            code = self.translator.expr(node, self.translator.scope())
+            code = translator.expr(node, translator.scope())
         except Exception as error:  # noqa: BLE001 - showing values is best effort
             return False, f"cannot be shown ({type(error).__name__})"
-        if self.translator.pending:
+        if translator.pending:
             return False, "cannot be shown"
         namespace = dict(vars(self.module))
         # one namespace: generator expressions in the code must see `self` and `answer`

@@ -137,7 +137,7 @@ def run_mutants(
     at_end.reset(task=task)
     if not _replay(at_end, reference) or at_end.state_hash() != end_hash:
         return None
-    end_json = at_end.state_json()
+    end_json: dict[str, Any] | None = None  # the end's JSON, made for the first survivor
     end = at_end.snapshot()
     runner = _Runner(env, start, at_end, end, reference)
     report = MutationReport()
@@ -155,7 +155,8 @@ def run_mutants(
             report.refused += 1
             continue
         evaluation = ran.evaluate(mutant.answer)
-        same_end = ran.state_hash() == end_hash and mutant.answer == answer
+        reached = ran.state_hash()
+        same_end = reached == end_hash and mutant.answer == answer
         survives = evaluation["reward"] >= 1.0
         if same_end and survives:
             report.equivalent += 1
@@ -163,9 +164,11 @@ def run_mutants(
         report.count(mutant.kind, not survives)
         # one survivor per wrong outcome: `delete` instead of `remove` and `remove` then
         # `delete` end alike, and one check fixes both
-        outcome = (ran.state_hash(), mutant.answer)
+        outcome = (reached, mutant.answer)
         if survives and outcome not in outcomes:
             outcomes.add(outcome)
+            if end_json is None:  # `solved` is at the end too (the same hash), and stays
+                end_json = solved.state_json()
             changes = state_changes(end_json, ran.state_json(), tables)
             report.survivors.append(Survivor(mutant, changes))
     for mutant in right_runs(facts, reference, action_steps, answer):

@@ -741,110 +741,84 @@ def test_walk_visits_every_node_in_depth_first_order() -> None:
         assert [id(n) for n in ast.walk(spec)] == [id(n) for n in nodes]
 
 
-def test_else_after_return_or_assignment_says_let_unwraps() -> None:
-    for statement, then in (
-        ('return users.get(k) else "no user"', "then `return x`"),
-        ('u = users.get(k) else "no user"', "then assign `x`"),
-        ('row.best = users.get(k) else "no user"', "then assign `x`"),
-    ):
-        text = (
-            "env E {\n  entity U { key id: str }\n  entity R { key id: str, best: U? }\n"
-            "  state { users: table U }\n"
-            f"  query t(k: str) -> U {{\n    let u = users[k]\n    {statement}\n"
-            "    return u\n  }\n}\n"
-        )
-        error, at = single_error(text)
-        assert error.code.code == "E0001" and at == "else", statement
-        assert error.help is not None and "only in a `let`" in error.help, statement
-        assert then in error.help, statement
+def _in_query(expression: str) -> str:
+    return (
+        f"env E {{\n  query t(xs: list[int]) -> list[int] {{\n    return {expression}\n  }}\n}}\n"
+    )
 
 
-def test_else_of_a_let_or_require_gets_no_unwrap_help() -> None:
-    text = "env E {\n  action t(x: int) -> int {\n    require x > 0 else\n    return 1\n  }\n}\n"
-    spec, diagnostics = build(text)
-    assert all("only in a `let`" not in (d.help or "") for d in diagnostics)
+def _in_action(statements: str) -> str:
+    body = statements.replace("\n", "\n    ")
+    return (
+        "env E {\n  entity U { key id: str }\n  entity R { key id: str, best: U? }\n"
+        "  state { users: table U }\n"
+        f"  action t(x: int, k: str) -> int {{\n    {body}\n    return x\n  }}\n}}\n"
+    )
+
+
+def _in_entity(member: str) -> str:
+    return f"env E {{\n  entity U {{\n    key id: str\n    name: str\n    {member}\n  }}\n}}\n"
+
+
+def _in_task(members: str) -> str:
+    body = members.replace("\n", "\n    ")
+    return (
+        "env E {\n  entity U { key id: str }\n  state { users: table U }\n"
+        '  action close(id: str) {\n    """d"""\n    users.delete(id)\n  }\n'
+        f'  task t {{\n    """Close U1."""\n    {body}\n  }}\n}}\n'
+    )
 
 
 @pytest.mark.parametrize(
-    "expression, at, helped",
+    "text, code, at, helped",
     [
-        ("xs[::-1]", ":", "a slice takes no step"),
-        ("first((x for x in xs), 0)", "for", "a generator stands alone"),
-        ("sorted(xs, key=lambda x: (x, -x))", ",", "sort by the last first"),
+        (_in_query("xs[::-1]"), "E0001", ":", "a slice takes no step"),
+        (_in_query("first((x for x in xs), 0)"), "E0001", "for", "a generator stands alone"),
+        (_in_query("sorted(xs, key=lambda x: (x, -x))"), "E0001", ",", "sort by the last"),
+        (_in_query('[f"{x!r}" for x in xs]'), "E0002", "!", "no `!r`/`!s` conversion"),
+        (_in_action('return users.get(k) else "no"'), "E0001", "else", "then `return x`"),
+        (_in_action('let u = users[k]\nu = users.get(k) else "no"'), "E0001", "else", "assign"),
+        (
+            _in_action('let r = R(id=k)\nr.best = users.get(k) else "no"'),
+            "E0001",
+            "else",
+            "a `let`",
+        ),
+        (_in_action('require x > 0, "positive"'), "E0001", ",", '`require cond else "why'),
+        (_in_action('assert x > 0, "positive"'), "E0001", "x", "there is no `assert`"),
+        (_in_action("let y = x > 0 ? 1 : 2"), "E0001", "?", "`a if cond else b`"),
+        (_in_action("let a = 1\nlet b = 2\na, b = b, a"), "E0001", ",", "there are no tuples"),
+        (_in_action("let y = 1; return y"), "E0002", ";", "no semicolons"),
+        (_in_entity("unique name"), "E0001", "name", "`name: T unique`"),
+        (_in_entity("invariant len(name) > 0"), "E0001", "len", '`invariant "what holds"'),
+        (
+            _in_task('solution { close(id="U1") }\ncheck len(users) == 0'),
+            "E0001",
+            "len",
+            "a check says",
+        ),
+        (
+            _in_task('solution { close(id="U1") }\nchecks { len(users) == 0 }'),
+            "E0001",
+            "checks",
+            "a check is",
+        ),
+        (
+            _in_task('instruction "Close U1."\nsolution { close(id="U1") }'),
+            "E0001",
+            "instruction",
+            "first string",
+        ),
+        (_in_task('init {\n  users.insert(U(id="U1"))\n}'), "E0001", ".", "`init` assigns state"),
     ],
 )
-def test_python_expression_habits_get_helps(expression: str, at: str, helped: str) -> None:
-    text = (
-        "env E {\n  query t(xs: list[int]) -> list[int] {\n" f"    return {expression}\n  }}\n}}\n"
-    )
-    error, found = single_error(text)
-    assert error.code.code == "E0001" and found == at
+def test_python_habits_get_helps(text: str, code: str, at: str, helped: str) -> None:
+    _, diagnostics = build(text)  # (an f-string hole's error leaves the rest of the file built)
+    (error,) = diagnostics
+    assert error.code.code == code and src(error.span, text) == at
     assert error.help is not None and helped in error.help and "braces" not in error.help
 
 
-def test_a_conversion_in_an_fstring_hole_gets_a_help() -> None:
-    text = 'env E {\n  query t(s: str) -> str {\n    return f"{s!r}"\n  }\n}\n'
-    spec, diagnostics = build(text)
-    (error,) = diagnostics
-    assert error.code.code == "E0002" and src(error.span, text) == "!"
-    assert error.help is not None and "no `!r`/`!s` conversion" in error.help
-
-
-@pytest.mark.parametrize(
-    "statement, at, helped",
-    [
-        ('require x > 0, "positive"', ",", '`require cond else "why it failed"`'),
-        ('assert x > 0, "positive"', "x", "there is no `assert`"),
-        ("let y = x > 0 ? 1 : 2", "?", "`a if cond else b`"),
-        ("let a = 1\n    let b = 2\n    a, b = b, a", ",", "there are no tuples"),
-    ],
-)
-def test_python_statement_habits_get_helps(statement: str, at: str, helped: str) -> None:
-    text = f"env E {{\n  action t(x: int) -> int {{\n    {statement}\n    return x\n  }}\n}}\n"
-    error, found = single_error(text)
-    assert error.code.code == "E0001" and found == at
-    assert error.help is not None and helped in error.help
-
-
-def test_a_semicolon_gets_a_help() -> None:
-    text = "env E {\n  action t(x: int) -> int {\n    let y = 1; return y\n  }\n}\n"
-    spec, diagnostics = build(text)
-    (error,) = diagnostics
-    assert error.code.code == "E0002" and src(error.span, text) == ";"
-    assert error.help is not None and "no semicolons" in error.help
-
-
-@pytest.mark.parametrize(
-    "member, at, helped",
-    [
-        ("unique email", "email", "`email: T unique`"),
-        ("invariant len(name) > 0", "len", '`invariant "what holds": cond`'),
-    ],
-)
-def test_entity_member_habits_get_helps(member: str, at: str, helped: str) -> None:
-    text = f"env E {{\n  entity U {{\n    key id: str\n    name: str\n    {member}\n  }}\n}}\n"
-    error, found = single_error(text)
-    assert error.code.code == "E0001" and found == at
-    assert error.help is not None and helped in error.help
-
-
-_TASK_PRELUDE = (
-    "env E {\n  entity U { key id: str }\n  state { users: table U }\n"
-    '  action close(id: str) {\n    """d"""\n    users.delete(id)\n  }\n'
-)
-
-
-@pytest.mark.parametrize(
-    "members, at, helped",
-    [
-        ('solution { close(id="U1") }\n    check len(users) == 0', "len", "a check says"),
-        ('solution { close(id="U1") }\n    checks { "U1" not in users }', "checks", "a check is"),
-        ('instruction "Close U1."\n    solution { close(id="U1") }', "instruction", "first string"),
-        ('init {\n      users.insert(U(id="U1"))\n    }', ".", "`init` assigns state fields"),
-    ],
-)
-def test_task_habits_get_helps(members: str, at: str, helped: str) -> None:
-    text = _TASK_PRELUDE + f'  task t {{\n    """Close U1."""\n    {members}\n  }}\n}}\n'
-    error, found = single_error(text)
-    assert error.code.code == "E0001" and found == at
-    assert error.help is not None and helped in error.help
+def test_else_of_a_require_gets_no_unwrap_help() -> None:
+    spec, diagnostics = build(_in_action("require x > 0 else"))
+    assert diagnostics and all("only in a `let`" not in (d.help or "") for d in diagnostics)

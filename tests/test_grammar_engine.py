@@ -22,8 +22,6 @@ from envdsl.llm.grammar import gbnf_grammar
 from envdsl.syntax.parse import parse_file
 from envdsl.util.source import SourceFile
 
-xgrammar = pytest.importorskip("xgrammar", reason="the grammar engine is part of .[dev]")
-
 REPO = Path(__file__).resolve().parent.parent
 SYNTAX_FIXTURES = REPO / "tests" / "fixtures" / "syntax"
 CORPUS = sorted(
@@ -47,15 +45,22 @@ SUPERSET = {
 }
 
 
+def _xgrammar() -> Any:
+    """The engine, imported by the tests that use it, not when the module is collected: it
+    loads torch and transformers (2 s), which every worker of the suite would pay."""
+    return pytest.importorskip("xgrammar", reason="the grammar engine is part of .[dev]")
+
+
 @lru_cache(maxsize=1)
 def _compiled() -> Any:
+    xgrammar = _xgrammar()
     grammar = xgrammar.Grammar.from_ebnf(gbnf_grammar())  # raises on what the engine rejects
     compiler = xgrammar.GrammarCompiler(xgrammar.TokenizerInfo([]), cache_enabled=False)
     return compiler.compile_grammar(grammar)
 
 
 def engine_accepts(text: str) -> bool:
-    matcher = xgrammar.GrammarMatcher(_compiled(), terminate_without_stop_token=True)
+    matcher = _xgrammar().GrammarMatcher(_compiled(), terminate_without_stop_token=True)
     return bool(matcher.accept_string(text)) and bool(matcher.is_terminated())
 
 

@@ -62,9 +62,10 @@ def rendered(chromium: str, page: Path) -> str:
     return shown.stdout
 
 
-def diagrams_drawn(chromium: str, page: Path) -> list[str]:
+def drawn_and_dom(chromium: str, page: Path) -> tuple[list[str], str]:
     """The kinds of the diagrams drawn on `page` (er, stateDiagram, xychart), after checking
-    that each Mermaid source became one SVG."""
+    that each Mermaid source became one SVG, and the DOM they were read from (a test that
+    checks the DOM too reads it from the same browser run: a run takes 2-5 s)."""
     html = page.read_text("utf-8")
     sources = html.count('<pre class="mermaid">')
     dom = rendered(chromium, page)
@@ -76,14 +77,14 @@ def diagrams_drawn(chromium: str, page: Path) -> list[str]:
     assert len(drawn) == sources, page.name
     svgs = re.findall(r'<svg id="(diagram-\d+)"', dom)
     assert len(set(svgs)) == sources  # each its own SVG
-    return drawn
+    return drawn, dom
 
 
-def all_drawn(chromium: str, pages: list[Path]) -> list[list[str]]:
-    """diagrams_drawn of each page, a few browsers at a time (most of a page's time is the
+def all_drawn(chromium: str, pages: list[Path]) -> list[tuple[list[str], str]]:
+    """drawn_and_dom of each page, a few browsers at a time (most of a page's time is the
     browser starting and waiting, not drawing)."""
     with ThreadPoolExecutor(BROWSERS) as pool:
-        return list(pool.map(lambda page: diagrams_drawn(chromium, page), pages))
+        return list(pool.map(lambda page: drawn_and_dom(chromium, page), pages))
 
 
 def report(out: Path, *arguments: str | Path) -> list[Path]:
@@ -97,11 +98,15 @@ def test_the_examples_report_draws_every_diagram(chromium: str, tmp_path: Path) 
     assert len(pages) == 1 + len(list((REPO / "examples").glob("*.env"))) - len(
         list((REPO / "examples").glob("*.tasks.env"))
     )
-    kinds = [kind for drawn in all_drawn(chromium, pages) for kind in drawn]
+    shot = tmp_path / "page.png"
+    with ThreadPoolExecutor(1) as screenshot:  # taken while the pages are read
+        taking = screenshot.submit(
+            browse, chromium, pages[1], f"--screenshot={shot}", "--window-size=1280,900"
+        )
+        kinds = [kind for drawn, _ in all_drawn(chromium, pages) for kind in drawn]
+        taken = taking.result()
     assert kinds.count("er") == len(pages) - 1  # every example has entities
     assert "stateDiagram" in kinds  # some have transitions
-    shot = tmp_path / "page.png"
-    taken = browse(chromium, pages[1], f"--screenshot={shot}", "--window-size=1280,900")
     assert taken.returncode == 0, taken.stderr[-2000:]
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 20_000
 
@@ -124,8 +129,8 @@ def test_a_synthesized_batch_draws_and_runs_nothing_it_holds(chromium: str, tmp_
     shutil.copy(TESTS / "fixtures" / "types" / "compare_enum_with_int.env", batch / "broken.env")
     pages = report(tmp_path / "site", batch)
     assert len(pages) == 8
-    all_drawn(chromium, pages)
-    dom = rendered(chromium, next(p for p in pages if p.name.endswith("hostile.html")))
+    doms = {page.name: dom for page, (_, dom) in zip(pages, all_drawn(chromium, pages))}
+    dom = next(dom for name, dom in doms.items() if name.endswith("hostile.html"))
     assert len(re.findall(r"<script", dom)) == 2  # the two shipped files, nothing else
 
 
@@ -146,8 +151,8 @@ def test_rollouts_add_their_plots(chromium: str, tmp_path: Path) -> None:
     index, page = pages
     # the index: one pass@k chart per model; the spec: the ER diagram, then per task and
     # model a reward histogram and a pass@k chart
-    assert diagrams_drawn(chromium, index) == ["xychart"] * 3
-    assert diagrams_drawn(chromium, page) == ["er"] + ["xychart"] * (2 * 3 * 2)
-    for shown in pages:
-        dom = rendered(chromium, shown)
+    (index_drawn, index_dom), (page_drawn, page_dom) = all_drawn(chromium, [index, page])
+    assert index_drawn == ["xychart"] * 3
+    assert page_drawn == ["er"] + ["xychart"] * (2 * 3 * 2)
+    for dom in (index_dom, page_dom):
         assert len(re.findall(r"<script", dom)) == 2 and "&lt;script&gt;alert" in dom

@@ -14,7 +14,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import pytest
@@ -22,11 +22,10 @@ from servers import free_port, wait_until_listening
 
 from envdsl.serve.mcp import ANSWER_TOOL
 
-agents = pytest.importorskip("agents", reason="the OpenAI Agents SDK is part of .[dev]")
-from agents import Agent, RunConfig, Runner  # noqa: E402
-from agents.mcp import MCPServer, MCPServerStdio, MCPServerStreamableHttp  # noqa: E402
-from agents.testing import ModelCall, ModelStep, ScriptedModel  # noqa: E402
-from agents.testing import assistant_message, function_call  # noqa: E402
+if TYPE_CHECKING:
+    from agents import Agent
+    from agents.mcp import MCPServer, MCPServerStreamableHttp
+    from agents.testing import ModelCall, ScriptedModel
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEP = ROOT / "examples" / "sleep_tracking.env"
@@ -34,6 +33,13 @@ SLEEP_TASKS = ROOT / "examples" / "sleep_tracking.tasks.env"
 QUESTION = "account_status_question"
 SERVE = ["-m", "envdsl", "serve", str(SLEEP), str(SLEEP_TASKS), "--task", QUESTION]
 TIMEOUT_S = 120.0  # a request under a loaded CI machine; a session takes about a second idle
+
+
+@pytest.fixture(autouse=True)
+def _agents_sdk() -> None:
+    """The SDK is imported by the tests, not when the module is collected: it loads openai's
+    types (1.2 s), which every worker of the suite would pay, also one that runs no test here."""
+    pytest.importorskip("agents", reason="the OpenAI Agents SDK is part of .[dev]")
 
 
 def _env() -> dict[str, str]:
@@ -58,6 +64,9 @@ def _tool_output(call: ModelCall, call_id: str) -> Any:
 def scripted_agent(server: MCPServer, *, truthful: bool) -> tuple[Agent[Any], ScriptedModel]:
     """An agent that looks U1 up, answers from what it read (or claims the account is active
     when not `truthful`) with `envdsl-answer`, then ends its turn."""
+    from agents import Agent
+    from agents.testing import ModelStep, ScriptedModel, assistant_message, function_call
+
     said: list[str] = []
 
     def look_up(call: ModelCall) -> Any:
@@ -94,6 +103,8 @@ async def _read(server: MCPServer, uri: str) -> Any:
 
 async def run_question(server: MCPServer, *, truthful: bool) -> dict[str, Any]:
     """One agent run on the server's question task; the evaluation resource after it."""
+    from agents import RunConfig, Runner
+
     prompt = await server.get_prompt(QUESTION)
     instruction = prompt.messages[0].content.text  # type: ignore[union-attr]
     assert "status and the email" in instruction
@@ -108,6 +119,8 @@ async def run_question(server: MCPServer, *, truthful: bool) -> dict[str, Any]:
 
 
 def test_an_agents_sdk_agent_answers_over_stdio() -> None:
+    from agents.mcp import MCPServerStdio
+
     server = MCPServerStdio(
         params={"command": sys.executable, "args": SERVE, "env": _env()},
         client_session_timeout_seconds=TIMEOUT_S,
@@ -129,6 +142,8 @@ def test_an_agents_sdk_agent_answers_over_stdio() -> None:
 
 
 def test_agents_sdk_agents_over_streamable_http_get_their_own_rewards() -> None:
+    from agents.mcp import MCPServerStreamableHttp
+
     port = free_port()
     process = subprocess.Popen(
         [sys.executable, *SERVE, "--transport", "http", "--port", str(port)],

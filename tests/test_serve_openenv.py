@@ -11,26 +11,40 @@ import json
 import socket
 import urllib.request
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 import anyio
 import pytest
 
 from mcp import Client
-
-# the [openenv] extra is part of .[dev]: a missing library must fail here, not skip
-from openenv.core.generic_client import GenericEnvClient
 from servers import uvicorn_in_thread
 
 import envdsl
 from envdsl.adapters.dataset_records import task_records
 from envdsl.runtime import Environment
 from envdsl.serve.sessions import Sessions
-from envdsl.serve.openenv import build_app
+
+if TYPE_CHECKING:
+    from openenv.core.generic_client import GenericEnvClient
 
 ROOT = Path(__file__).resolve().parent.parent
 SLEEP = ROOT / "examples" / "sleep_tracking.env"
 TASK = "reactivate_and_log"
+
+
+# openenv-core is imported when a test runs, not when the module is collected: it loads gradio
+# (4 s), which every worker of the suite would pay, also the one that runs none of these tests.
+# The [openenv] extra is part of .[dev]: a missing library must fail the tests, not skip them.
+def connect(base_url: str) -> GenericEnvClient:
+    from openenv.core.generic_client import GenericEnvClient
+
+    return GenericEnvClient(base_url=base_url)
+
+
+def app(sessions: Sessions) -> Any:
+    from envdsl.serve.openenv import build_app
+
+    return build_app(sessions)
 
 
 @functools.cache
@@ -40,7 +54,7 @@ def sleep() -> type[Environment]:
 
 @pytest.fixture(scope="module")
 def base_url() -> Iterator[str]:
-    with uvicorn_in_thread(build_app(Sessions(sleep(), task=TASK))) as port:
+    with uvicorn_in_thread(app(Sessions(sleep(), task=TASK))) as port:
         yield f"http://127.0.0.1:{port}"
 
 
@@ -60,7 +74,7 @@ def test_health_schema_and_metadata(base_url: str) -> None:
 def test_an_episode_through_openenvs_client(base_url: str) -> None:
     records = task_records(sleep(), SLEEP.read_text("utf-8"))
     solution = json.loads(next(r for r in records if r["task"] == TASK)["solution"])
-    with GenericEnvClient(base_url=base_url).sync() as client:
+    with connect(base_url).sync() as client:
         first = client.reset()
         assert first.observation["instruction"] == sleep().TASKS[TASK].instruction
         assert [t["function"]["name"] for t in first.observation["tools"]] == list(sleep().TOOLS)
@@ -97,8 +111,8 @@ def test_an_episode_through_openenvs_client(base_url: str) -> None:
 
 def test_sessions_do_not_share_an_environment(base_url: str) -> None:
     with (
-        GenericEnvClient(base_url=base_url).sync() as one,
-        GenericEnvClient(base_url=base_url).sync() as two,
+        connect(base_url).sync() as one,
+        connect(base_url).sync() as two,
     ):
         start = one.reset().observation["state_hash"]
         two.reset()
@@ -141,7 +155,7 @@ def test_mcp_on_the_same_server(base_url: str) -> None:
     url = f"{base_url}/mcp"
 
     async def sessions() -> None:
-        with GenericEnvClient(base_url=base_url).sync() as openenv_session:
+        with connect(base_url).sync() as openenv_session:
             start = openenv_session.reset().observation["state_hash"]
             async with Client(url) as first, Client(url) as second:
                 assert (await _read(second, "envdsl://state"))["hash"] == start
@@ -172,8 +186,8 @@ def _post(url: str, body: bytes) -> tuple[int, Any]:
 
 def test_a_question_task_answered_with_episode_ids(base_url: str) -> None:
     # the module's server has the spec's own tasks; this one has the task file's too
-    with uvicorn_in_thread(build_app(Sessions(sleep_with_tasks(), task=TASK))) as port:
-        with GenericEnvClient(base_url=f"http://127.0.0.1:{port}").sync() as client:
+    with uvicorn_in_thread(app(Sessions(sleep_with_tasks(), task=TASK))) as port:
+        with connect(f"http://127.0.0.1:{port}").sync() as client:
             first = client.reset(task="nickname_and_tags_question", episode_id="ep-7")
             assert first.observation["episode_id"] == "ep-7" and first.reward == 0.0
             looked = client.step({"name": "get_user", "arguments": {"user_id": "U5"}})
@@ -203,7 +217,7 @@ def test_bad_resets_answer_422_with_the_message(base_url: str) -> None:
     status, body = _post(f"{base_url}/reset", json.dumps({"task": TASK}).encode())
     assert status == 200 and body["observation"]["task"] == TASK
     # over the WebSocket, the same message, and the session goes on
-    with GenericEnvClient(base_url=base_url).sync() as client:
+    with connect(base_url).sync() as client:
         with pytest.raises(Exception, match="unknown task 'nope'"):
             client.reset(task="nope")
         assert client.reset().observation["task"] == TASK

@@ -18,7 +18,6 @@ from envdsl.cli import main
 from envdsl.generated.loader import CompileError
 from envdsl.pipeline import compile_source
 from envdsl.serve.sessions import Sessions
-from envdsl.serve.openenv import EnvdslOpenEnv, ToolCall
 from envdsl.util.source import SourceFile
 
 SPEC = '''env Counter {
@@ -147,6 +146,10 @@ def test_gymnasium_make_takes_the_valid_task(spec: Path) -> None:
 
 
 def test_trl_and_openenv_take_the_valid_task(spec: Path) -> None:
+    # imported here, not when the module is collected: openenv-core loads gradio (4 s), which
+    # every worker of the suite would pay
+    from envdsl.serve.openenv import EnvdslOpenEnv, ToolCall
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         env_class = envdsl.load(spec)

@@ -58,19 +58,6 @@ def _stored(format_python: Callable[[str], str], directory: str) -> Callable[[st
     return format_once
 
 
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """`-n auto` (pyproject's addopts): one worker more than xdist would start, one per core.
-    Many tests wait more than they compute (a browser, a server or a benchmark's subprocess
-    starting, Ray): a spare worker runs other files meanwhile. On the 2-core machine the
-    suite took 385 s with 2 workers and 336 s with 3, at a higher load (about 8 and 11)."""
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
-        return None  # xdist's own hook reads the count set there
-    from xdist.plugin import pytest_xdist_auto_num_workers as one_per_core
-
-    return one_per_core(config) + 1
-
-
 def pytest_unconfigure(config: pytest.Config) -> None:
     for directory in _created:
         shutil.rmtree(directory, ignore_errors=True)

@@ -248,6 +248,19 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
         unwrap = _unwrap_outside_let(before)
         if unwrap is not None:
             return unwrap
+    if value == "?" and "IF" in expected:  # C's `c ? a : b`
+        return "write a conditional expression: `a if cond else b`"
+    if token is not None and token.type == "_NL" and "ELSE" in expected:
+        return '`require` needs a message: `require cond else "why it failed"`'
+    return _help_by_line(token, expected, expected_words, before)
+
+
+def _help_by_line(
+    token: Token | None, expected: set[str], expected_words: set[str], before: str
+) -> str | None:
+    """The helps that read the line the unexpected token stands on: a statement's, a
+    declaration's or a task member's first words."""
+    value = token.value if token is not None else ""
     line = before[before.rfind("\n") + 1 :].lstrip()
     if token is not None and token.type == "NAME" and "CHECK" in expected:
         task_member = _TASK_MEMBER_WORDS.get(str(value))
@@ -265,12 +278,8 @@ def _help_for(token: Token | None, expected: set[str], before: str) -> str | Non
         return 'an invariant says what holds, then how: `invariant "what holds": cond`'
     if value == "," and line.startswith("require "):
         return '`require` takes its message after `else`: `require cond else "why it failed"`'
-    if value == "?" and "IF" in expected:  # C's `c ? a : b`
-        return "write a conditional expression: `a if cond else b`"
     if value == "," and assigns:
         return "there are no tuples: assign each place on a line of its own"
-    if token is not None and token.type == "_NL" and "ELSE" in expected:
-        return '`require` needs a message: `require cond else "why it failed"`'
     return None
 
 
@@ -294,6 +303,12 @@ def _unwrap_outside_let(before: str) -> str | None:
 # a statement that assigns a place (`u = `, `row.f = `, `m[k] = `), not a `let`
 _ASSIGNMENT = re.compile(r"(?!let\b)[A-Za-z_][\w.\[\]\"']*\s*[-+]?=(?!=)")
 
+
+# characters no token starts with, which Python or C authors write
+_CHARACTER_HELPS = {
+    ";": "there are no semicolons: one statement per line",
+    "!": "an f-string hole takes no `!r`/`!s` conversion: write `{x}` or `{str(x)}`",
+}
 
 # what an author calls a task's parts elsewhere -> how a task writes them
 _TASK_INSTRUCTION = 'the instruction is the task\'s first string: `task t { """Do this.""" ... }`'
@@ -412,18 +427,14 @@ def _report(
         in_text = error.position
         position = offset + in_text
         char = text[in_text] if in_text < len(text) else ""
+        help: str | None
         if char in "\"'":
             message = "unterminated string"
             help = 'close the string on the same line, or use """...""" for several lines'
-        elif char == ";":
-            message = f"unexpected character {char!r}"
-            help = "there are no semicolons: one statement per line"
-        elif char == "!" and text is not source.text:  # an f-string hole's `!r`
-            message = f"unexpected character {char!r}"
-            help = "an f-string hole takes no `!r`/`!s` conversion: write `{x}` or `{str(x)}`"
         else:
             message = f"unexpected character {char!r}"
-            help = None
+            in_hole = text is not source.text  # `!` is Python's conversion only in a hole
+            help = _CHARACTER_HELPS.get(char) if char != "!" or in_hole else None
         sink.report(
             codes.INVALID_TOKEN, message, Span(source.path, position, position + 1), help=help
         )

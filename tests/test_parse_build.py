@@ -789,6 +789,7 @@ def _in_task(members: str) -> str:
         (_in_action("let y = x > 0 ? 1 : 2"), "E0001", "?", "`a if cond else b`"),
         (_in_action("let a = 1\nlet b = 2\na, b = b, a"), "E0001", ",", "there are no tuples"),
         (_in_action("let y = 1; return y"), "E0002", ";", "no semicolons"),
+        (_in_action("match x { }"), "E0001", "x", "there is no `match`"),
         (_in_entity("unique name"), "E0001", "name", "`name: T unique`"),
         (_in_entity("invariant len(name) > 0"), "E0001", "len", '`invariant "what holds"'),
         (

@@ -472,6 +472,39 @@ def test_none_where_no_optional_is_declared_says_to_declare_one() -> None:
     assert at == "none" and "declare the type `str?`" in (error.help or "")
 
 
+_PAYING = """env P {
+  variant Pay by kind {
+    card { id: str, last4: str }
+    cash { id: str }
+  }
+  record Point { x: int, y: int }
+  entity U { key id: str, pay: Pay, at: Point }
+  state { users: table U }
+  action a(k: str) -> bool {
+    \"\"\"d\"\"\"
+    let u = users[k]
+    BODY
+    return true
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    "body, code, at, helped",
+    [
+        ('u.pay = {"kind": "cash", "id": "x"}', "E2001", "{", "`Pay.<case>(field=...)`"),
+        ('u.at = {"x": 1, "y": 2}', "E2001", "{", "`Point(field=...)`"),
+        ("let c = u.pay == Pay.card", "E2002", "u.pay == Pay.card", "`x is Pay.card`"),
+    ],
+)
+def test_python_habits_with_records_and_variants(
+    body: str, code: str, at: str, helped: str
+) -> None:
+    error, found = only_error(_PAYING.replace("BODY", body), code)
+    assert found.startswith(at) and helped in (error.help or "")
+
+
 def test_a_narrowed_place_is_optional_again_after_a_write() -> None:
     body = 'let u = users.get(id) else "no user"\nif u.nickname != none {\n  u.nickname = n\n  let k = len(u.nickname)\n}'
     error, at = only_error(spec(action("id: str, n: str?", body)), "E2017")

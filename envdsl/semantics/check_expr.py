@@ -91,6 +91,10 @@ class ExprChecker(Visitor):
                     ),
                 ),
             )
+        if isinstance(actual, t.MapType) and isinstance(expected, (t.RecordType, t.VariantType)):
+            # `{"kind": "cash", "id": "x"}`: Python's dict where a typed value is built
+            case = ".<case>" if isinstance(expected, t.VariantType) else ""
+            help = f"build the value: `{expected.name}{case}(field=...)`, not a map"
         if actual == t.NONE and not isinstance(expected, t.OptionalType):
             help = f"only an optional holds none: declare the type `{expected}?`"
         if actual == t.STR and isinstance(expected, t.EnumType):
@@ -1095,6 +1099,9 @@ def _compare_help(left: t.Type, right: t.Type) -> str | None:
         return f"compare with an enum member: `x == {enum.name}.<member>`"
     if any(isinstance(x, t.RecordType) and x.is_entity for x in (left, right)):
         return "compare keys: `row.id == other_id`"
+    case = next((x.target for x in (left, right) if isinstance(x, t.TypeRefType)), None)
+    if isinstance(case, t.RecordType) and "." in case.name:  # `m == Pay.card`: a case
+        return f"test the case with `is`: `x is {case.name}` (`is not` for `!=`)"
     return None
 
 

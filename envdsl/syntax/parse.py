@@ -152,6 +152,7 @@ _PYTHON_WORDS = {
     "elseif": "write `elif`",
     "raise": 'fail the call with `fail "message"`',
     "assert": 'there is no `assert`: `require cond else "why it failed"`',
+    "match": "there is no `match`: test a variant's cases with `if x is V.case { } elif ...`",
     "del": "there is no `del`: `m.remove(k)` (a map's key), `xs.remove(x)`, `t.delete(key)` (a row)",
 }
 

@@ -121,6 +121,9 @@ def _call_name(checker: ExprTyping, name: str, node: ast.Call, scope: Scope) -> 
     return checker.error(codes.UNKNOWN_FUNCTION, f"unknown function '{name}'", span, help, fixes)
 
 
+_NO_REVERSAL = "`xs = sorted(xs, reverse=true)` orders; there is no reversal"
+
+
 def _check_args_of_unknown(checker: ExprTyping, node: ast.Call, scope: Scope) -> None:
     """The arguments of a call of no known function or method, but its lambdas: whether
     one is allowed there depends on the callee meant (`map(lambda ...)`, `xs.sort(key=lambda
@@ -142,7 +145,7 @@ _PYTHON_ONLY = {
     "map": "there is no `map`: write a comprehension, `[f(x) for x in xs]`",
     "filter": "there is no `filter`: write a comprehension, `[x for x in xs if cond]`",
     "bool": "there is no `bool(x)`: compare explicitly, e.g. `len(xs) > 0` or `x != none`",
-    "reversed": "`sorted(xs, reverse=true)` orders; there is no reversal",
+    "reversed": _NO_REVERSAL,
     "next": "`first(x for x in xs if cond)` is the first match, or none",
 }
 
@@ -183,8 +186,8 @@ def _timedelta(checker: ExprTyping, node: ast.Call, scope: Scope) -> tuple[str, 
 _PYTHON_COLLECTION_METHODS: dict[tuple[str, str], str] = {
     ("list", "insert"): "build the new list: `xs = xs[:i] + [x] + xs[i:]`",
     ("list", "pop"): "read `xs[-1]` (or `xs[i]`), then cut it: `xs = xs[:-1]`",
-    ("list", "sort"): "sort into a new list: `xs = sorted(xs)` (`key=`, `reverse=True` work)",
-    ("list", "reverse"): "`xs = sorted(xs, reverse=True)` orders; there is no reversal",
+    ("list", "sort"): "sort into a new list: `xs = sorted(xs)` (`key=`, `reverse=true` work)",
+    ("list", "reverse"): _NO_REVERSAL,
     ("list", "clear"): "assign an empty list: `xs = []`",
     ("list", "copy"): "`list(xs)` is a copy",
     ("map", "pop"): "read `m[k]`, then `m.remove(k)`",

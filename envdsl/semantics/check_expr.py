@@ -263,12 +263,12 @@ class ExprChecker(Visitor):
             help = "there is no `self`: name state fields directly (`users`, `now`)"
         if help is None and name in _PYTHON_MODULES:
             help = _PYTHON_MODULES[name]
-        owners = [e for e, info in self.checked.enums.items() if name in info.members]
-        if help is None and len(owners) == 1:  # `status = active`: a member, unqualified
-            member = f"{owners[0]}.{name}"
-            help, fixes = f"write the member with its enum: `{member}`", (
-                Fix(f"write `{member}`", (Edit(span, member),)),
-            )
+        if help is None:  # `status = active`: a member, unqualified, of one enum
+            owners = [e for e, info in self.checked.enums.items() if name in info.members]
+            if len(owners) == 1:
+                member = f"{owners[0]}.{name}"
+                help = f"write the member with its enum: `{member}`"
+                fixes = (Fix(f"write `{member}`", (Edit(span, member),)),)
         return self.error(codes.UNKNOWN_NAME, f"unknown name '{name}'", span, help, fixes)
 
     def check_name_hider(self, name: str, scope: Scope) -> str | None:

@@ -14,6 +14,7 @@ assignment raises `FrozenInstanceError`, and they pickle and copy.
 from __future__ import annotations
 
 import dataclasses
+import types
 from typing import Any, TypeVar, dataclass_transform
 
 NodeT = TypeVar("NodeT", bound=type[Any])
@@ -125,7 +126,7 @@ def _slot_setter(cls: type[Any], name: str) -> Any:
     for klass in cls.__mro__:
         descriptor = klass.__dict__.get(name)
         if descriptor is not None:
-            if type(descriptor).__name__ == "member_descriptor":
+            if isinstance(descriptor, types.MemberDescriptorType):
                 return descriptor.__set__
             break
     return lambda instance, value: _set(instance, name, value)
